@@ -1,0 +1,1 @@
+"""tiengow: Tien Gow (天九) for AI research."""

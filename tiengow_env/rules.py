@@ -1,0 +1,230 @@
+"""Rule switches and presets (RULES.md section 9).
+
+``RuleSet`` holds every switch with its default. ``RuleSet.from_spec`` accepts a preset name,
+a dict ``{"preset": name, switch: value, ...}`` (as in hand records), a path to a YAML or TOML
+file holding such a dict, or a ``RuleSet``. Everything is validated here, once, so that the
+compiled core only ever sees consistent rules.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .tiles import COPIES, NAMES, NUM_TYPES, TYPE_BITS, parse_type
+
+NAMED_DECKS: dict[str, tuple[str, ...]] = {}
+
+
+def _make_named_decks() -> dict[str, tuple[str, ...]]:
+    """Named decks as tuples of tile names (one name per physical tile, canonical order)."""
+    full = tuple(NAMES[t] for t in range(NUM_TYPES) for _ in range(COPIES[t]))
+    civil = full[:22]
+    return {
+        "32": full,
+        "30_no_supreme": tuple(n for n in full if n not in ("4-2", "2-1")),
+        "24_weakened_military": civil + ("6-3", "5-4"),
+        "24_supreme_civilians": civil + ("4-2", "2-1"),
+        "24_reduced_populace": tuple(n for n in civil if n != "5-1") + ("6-3", "5-4", "4-2", "2-1"),
+    }
+
+
+NAMED_DECKS = _make_named_decks()
+
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "first_lead": ("banker", "heaven_holder"),
+    "must_beat_if_able": (False, True),
+    "discards_face_up": (False, True),
+    "combos": ("classic", "pairs_only", "same_suit_any"),
+    "civilian_triplets": (False, True),
+    "early_death": (True, False),
+    "zero_column_points": ("par+1", "par"),
+    "pay_over_par": (True, False),
+    "banker_double": ("settling_banker", "hand_banker"),
+    "banker_streak": (False, True),
+    "last_trick_bonus": (True, False),
+    "shutout_bonus": (True, False),
+    "big_six_captures": (True, False),
+    "one_red_dot": ("auto", "choice", "off"),
+    "players": (4, 3),
+}
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Every switch of RULES.md section 9; the defaults are the ``standard`` game."""
+
+    first_lead: str = "banker"
+    must_beat_if_able: bool = False
+    discards_face_up: bool = False
+    combos: str = "classic"
+    civilian_triplets: bool = False
+    early_death: bool = True
+    zero_column_points: str = "par+1"
+    pay_over_par: bool = True
+    banker_double: str = "settling_banker"
+    banker_streak: bool = False
+    trick_bonus_stakes: tuple[int, int] = (2, 4)
+    last_trick_bonus: bool = True
+    shutout_bonus: bool = True
+    big_six_captures: bool = True
+    one_red_dot: str = "auto"
+    deck: str | tuple[str, ...] = "32"
+    players: int = 4
+    name: str = field(default="custom", compare=False)
+
+    # ----------------------------------------------------------------- derived facts
+    @property
+    def deck_types(self) -> tuple[int, ...]:
+        """The deck as tile types, one entry per physical tile, canonical order."""
+        names = NAMED_DECKS[self.deck] if isinstance(self.deck, str) else self.deck
+        return tuple(sorted(parse_type(n) for n in names))
+
+    @property
+    def deck_mask(self) -> int:
+        """The deck as a mask over physical tiles: copy k of a type is its k-th bit."""
+        mask, seen = 0, [0] * NUM_TYPES
+        for t in self.deck_types:
+            mask |= 1 << int(TYPE_BITS[t, seen[t]])
+            seen[t] += 1
+        return mask
+
+    @property
+    def hand_size(self) -> int:
+        return len(self.deck_types) // self.players
+
+    @property
+    def par(self) -> int:
+        return self.hand_size // 2
+
+    def switches(self) -> dict[str, Any]:
+        """The switches as plain JSON values (the ``name`` is not a switch)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
+        out["trick_bonus_stakes"] = list(self.trick_bonus_stakes)
+        if not isinstance(self.deck, str):
+            out["deck"] = list(self.deck)
+        return out
+
+    def diff(self) -> dict[str, Any]:
+        """The switches that differ from ``standard``."""
+        base = STANDARD.switches()
+        return {k: v for k, v in self.switches().items() if base[k] != v}
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_spec(cls, spec: object = "standard") -> "RuleSet":
+        """Rules from a preset name, a dict, a YAML/TOML path, or a RuleSet (see module doc)."""
+        if isinstance(spec, RuleSet):
+            return spec
+        if spec is None:
+            return PRESETS["standard"]
+        if isinstance(spec, str):
+            if spec in PRESETS:
+                return PRESETS[spec]
+            if spec.endswith((".yaml", ".yml", ".toml", ".json")):
+                return cls.from_spec(_load_file(spec))
+            raise ValueError(f"unknown preset {spec!r}; presets are: {', '.join(PRESETS)}")
+        if isinstance(spec, dict):
+            return cls._from_dict(spec)
+        raise ValueError(f"rules must be a preset name, a dict or a file path, got {type(spec).__name__}")
+
+    @classmethod
+    def _from_dict(cls, spec: dict) -> "RuleSet":
+        spec = dict(spec)
+        preset = spec.pop("preset", "standard")
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; presets are: {', '.join(PRESETS)}")
+        base = PRESETS[preset]
+        valid = [f.name for f in dataclasses.fields(cls) if f.name != "name"]
+        unknown = sorted(k for k in spec if k not in valid)
+        if unknown:
+            raise ValueError(f"unknown rule switch {unknown[0]!r}; switches are: {', '.join(valid)}")
+        values = {}
+        for key, value in spec.items():
+            values[key] = _check_value(key, value)
+        if values.get("players") == 3 and "deck" not in values and base.deck == "32":
+            values["deck"] = "30_no_supreme"  # RULES.md section 9: three players default to it
+        name = preset if not values else f"{preset}+custom"
+        rules = dataclasses.replace(base, name=name, **values)
+        rules.validate()
+        return rules
+
+    def validate(self) -> None:
+        """Refuse combinations of switches that RULES.md does not allow."""
+        if self.banker_streak and self.banker_double != "hand_banker":
+            raise ValueError("banker_streak needs banker_double: hand_banker "
+                             f"(got banker_double: {self.banker_double})")
+        if self.civilian_triplets and self.combos != "classic":
+            raise ValueError(f"civilian_triplets needs combos: classic (got combos: {self.combos})")
+        if isinstance(self.deck, str) and self.deck not in NAMED_DECKS:
+            raise ValueError(f"unknown deck {self.deck!r}; decks are: {', '.join(NAMED_DECKS)} "
+                             "or a list of tile names")
+        types = self.deck_types
+        for t in set(types):
+            if types.count(t) > COPIES[t]:
+                raise ValueError(f"deck has {types.count(t)} x {NAMES[t]}; the set has only {COPIES[t]}")
+        if len(types) == 0 or len(types) % self.players:
+            raise ValueError(f"a deck of {len(types)} tiles cannot be dealt evenly to {self.players} players")
+        if self.hand_size % 2:
+            raise ValueError(f"a deck of {len(types)} tiles gives {self.players} hands of {self.hand_size}; "
+                             "the hand size must be even")
+
+
+def _check_value(key: str, value: object) -> object:
+    if key == "trick_bonus_stakes":
+        if (isinstance(value, (list, tuple)) and len(value) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)):
+            return (int(value[0]), int(value[1]))
+        raise ValueError(f"trick_bonus_stakes must be two non-negative integers [supreme, quartet], got {value!r}")
+    if key == "deck":
+        if isinstance(value, str):
+            if value in NAMED_DECKS:
+                return value
+            raise ValueError(f"unknown deck {value!r}; decks are: {', '.join(NAMED_DECKS)} or a list of tile names")
+        if isinstance(value, (list, tuple)):
+            types = [parse_type(n) for n in value]
+            return tuple(NAMES[t] for t in sorted(types))
+        raise ValueError(f"deck must be a deck name or a list of tile names, got {value!r}")
+    allowed = CHOICES[key]
+    # bool is a subclass of int: compare types too, so that `players: true` is refused.
+    if not any(value == a and type(value) is type(a) for a in allowed):
+        raise ValueError(f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, got {value!r}")
+    return value
+
+
+def _load_file(path: str) -> dict:
+    if not os.path.exists(path):
+        raise ValueError(f"rules file {path!r} does not exist")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        if path.endswith(".toml"):
+            import tomllib
+            data = tomllib.loads(raw.decode())
+        elif path.endswith(".json"):
+            data = json.loads(raw)
+        else:
+            import yaml
+            data = yaml.safe_load(raw)
+    except Exception as err:  # every parser has its own error type; all mean a malformed file
+        raise ValueError(f"rules file {path!r} is not valid: {err}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"rules file {path!r} must hold a mapping of switches, got {type(data).__name__}")
+    return data
+
+
+STANDARD = RuleSet(name="standard")
+PRESETS: dict[str, RuleSet] = {
+    "standard": STANDARD,
+    "culin1895": RuleSet(discards_face_up=True, pay_over_par=False, banker_double="hand_banker",
+                         banker_streak=True, last_trick_bonus=False, shutout_bonus=False,
+                         big_six_captures=False, one_red_dot="off", name="culin1895"),
+    "hongkong": RuleSet(banker_double="hand_banker", banker_streak=True, name="hongkong"),
+    "three_player": RuleSet(players=3, deck="30_no_supreme", name="three_player"),
+    "micro": RuleSet(deck=("6-6", "6-6", "3-1", "6-3", "5-4", "4-2", "3-2", "2-1"),
+                     one_red_dot="off", name="micro"),
+    "seed001": RuleSet(first_lead="heaven_holder", must_beat_if_able=True, combos="same_suit_any",
+                       name="seed001"),
+}
