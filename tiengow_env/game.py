@@ -1,0 +1,354 @@
+"""The rules API over the compiled core: ``Game``, ``replay`` and ``perft`` (RULES.md section 8).
+
+Everything that comes from outside (tile names, hands, record actions, action ids) is checked
+here, before it reaches the kernels; a refused input raises ``ValueError`` naming what was
+wrong and what was expected, and leaves the game as it was.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from . import layout as L
+from .combos import CombinationTable, table_for
+from .rules import RuleSet
+from .tiles import NAMES, NUM_TYPES, TYPE_BITS, mask_names, mask_types, parse_type
+
+RECORD_KEYS = {"rules", "banker", "hands", "actions", "streak"}
+ACTION_KINDS = ("play", "discard", "declare")
+
+
+class RecordError(ValueError):
+    """A hand record that cannot be replayed; ``action_index`` is None for the record itself."""
+
+    def __init__(self, reason: str, action_index: int | None):
+        super().__init__(reason)
+        self.action_index = action_index
+
+
+class Game:
+    """One hand of Tien Gow.
+
+    ``Game(seed=7)`` deals at random (the banker by the dice of RULES.md section 3, unless
+    given); ``Game(hands=[[...], ...], banker=0)`` starts from explicit hands (tile names in
+    either order). ``rules`` is anything ``RuleSet.from_spec`` accepts.
+
+    Decisions are action ids (``legal_actions()``, the environments' action space) or hand
+    record actions such as ``{"seat": 1, "discard": ["5-1", "2-2"]}`` (``play()``).
+    """
+
+    def __init__(self, seed: int | None = None, *, hands: list[list[str]] | None = None,
+                 banker: int | None = None, rules: Any = "standard", streak: int = 1):
+        self.rules = RuleSet.from_spec(rules)
+        self.combos: CombinationTable = table_for(self.rules)
+        players = self.rules.players
+        if not isinstance(streak, int) or isinstance(streak, bool) or streak < 1:
+            raise ValueError(f"streak must be an integer >= 1, got {streak!r}")
+        rng = np.zeros(1, dtype=np.uint64)
+        K.seed_rng(rng, np.uint64(0 if seed is None else int(seed) % 2**64))
+        if hands is None:
+            masks = np.zeros(L.MAX_SEATS, dtype=np.int64)
+            K.deal(rng, self.combos.rules_array, masks)
+        else:
+            masks = self._hand_masks(hands)
+        if banker is None:
+            banker = int((K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players)
+        if not isinstance(banker, (int, np.integer)) or isinstance(banker, bool) or not 0 <= banker < players:
+            raise ValueError(f"banker must be a seat 0..{players - 1}, got {banker!r}")
+        self.state = np.zeros(L.S_LEN, dtype=np.int64)
+        K.new_hand(self.state, masks, int(banker), streak, self.combos.table, self.combos.rules_array)
+        self._scratch = np.zeros(self.combos.num_actions + 1200, dtype=np.int64)
+        self.forced: list[tuple[int, int]] = []  # early-death discards since the last decision
+
+    def _hand_masks(self, hands: object) -> np.ndarray:
+        """Masks of explicit hands, checked against the deck (copies go to seats in order)."""
+        r = self.rules
+        if not isinstance(hands, (list, tuple)) or len(hands) != r.players:
+            raise ValueError(f"hands must be a list of {r.players} hands")
+        deck = np.bincount(np.array(r.deck_types), minlength=NUM_TYPES)
+        used = np.zeros(NUM_TYPES, dtype=np.int64)
+        masks = np.zeros(L.MAX_SEATS, dtype=np.int64)
+        for s, hand in enumerate(hands):
+            if not isinstance(hand, (list, tuple)) or len(hand) != r.hand_size:
+                raise ValueError(f"hand {s} must be a list of {r.hand_size} tiles")
+            for name in hand:
+                t = parse_type(name)
+                if used[t] >= deck[t]:
+                    raise ValueError(f"hand {s}: too many {NAMES[t]}; the deck has {deck[t]}")
+                masks[s] |= 1 << int(TYPE_BITS[t, used[t]])
+                used[t] += 1
+        return masks
+
+    # ----------------------------------------------------------------- views
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def is_over(self) -> bool:
+        return self.state[L.S_PHASE] == L.PHASE_OVER
+
+    @property
+    def to_act(self) -> int | None:
+        return None if self.is_over else int(self.state[L.S_TO_ACT])
+
+    @property
+    def banker(self) -> int:
+        return int(self.state[L.S_BANKER])
+
+    @property
+    def phase(self) -> str:
+        return ("declare", "lead", "follow", "over")[int(self.state[L.S_PHASE])]
+
+    def hand(self, seat: int) -> list[str]:
+        return mask_names(self.state[L.S_HAND + seat])
+
+    def dealt(self, seat: int) -> list[str]:
+        return mask_names(self.state[L.S_DEALT + seat])
+
+    def legal_actions(self) -> list[int]:
+        n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
+        return [int(a) for a in self._scratch[:n]]
+
+    def legal_mask(self) -> np.ndarray:
+        mask = np.zeros(self.combos.num_actions, dtype=np.int8)
+        K.legal_mask(self.state, self.combos.table, self.combos.rules_array, self._scratch, mask)
+        return mask.astype(bool)
+
+    def action_name(self, action: int) -> str:
+        """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
+        C = self.combos.num_combos
+        if 0 <= action < C:
+            return "play " + self.combos.combos[action].label
+        if C <= action < C + NUM_TYPES:
+            return "discard " + NAMES[action - C]
+        return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
+
+    def clone(self) -> "Game":
+        other = object.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.state = self.state.copy()
+        other._scratch = np.zeros_like(self._scratch)
+        other.forced = list(self.forced)
+        return other
+
+    # ----------------------------------------------------------------- acting
+    def step(self, action: int) -> None:
+        """Apply one action id of the acting seat; ValueError if it is not legal now."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, got {action!r}")
+        if self.is_over:
+            raise ValueError(f"action {action}: the hand is over")
+        legal = self.legal_actions()
+        if int(action) not in legal:
+            raise ValueError(f"action {action} ({self.action_name(int(action))}) is not legal for seat "
+                             f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
+        self._apply(int(action))
+
+    def _apply(self, action: int) -> None:
+        actor = self.to_act
+        before = self.state[L.S_DOWN:L.S_DOWN + L.MAX_SEATS].copy()
+        K.step(self.state, action, self.combos.table, self.combos.rules_array)
+        self.forced = []
+        for k in range(1, self.players):
+            s = (actor + k) % self.players
+            new = int(self.state[L.S_DOWN + s] & ~before[s])
+            if new:
+                self.forced.append((s, mask_types(new)[0]))
+
+    def play(self, action: object) -> None:
+        """Apply one hand-record action (RULES.md section 8); ValueError with the reason."""
+        seat, kind, value = parse_action(action, self.players)
+        for k, (s, t) in enumerate(self.forced):
+            if s == seat:  # a forced early-death discard that the record spells out
+                if kind == "discard" and value == [t]:
+                    del self.forced[:k + 1]
+                    return
+                raise ValueError(f"seat {s} must discard {NAMES[t]} by early death")
+        if self.is_over:
+            raise ValueError("the hand is over")
+        if seat != self.to_act:
+            raise ValueError(f"wrong seat: seat {self.to_act} is to act, not seat {seat}")
+        C = self.combos.num_combos
+        phase = self.phase
+        if kind == "declare":
+            if phase != "declare":
+                raise ValueError(f"seat {seat} cannot declare One Red Dot now")
+            self._apply(C + (L.DECLARE_OFFSET if value else L.DECLINE_OFFSET))
+            return
+        if phase == "declare":
+            raise ValueError(f"seat {seat} must first declare or decline One Red Dot")
+        self._check_held(seat, value)
+        if kind == "play":
+            j = self.combos.find(value)
+            if j < 0:
+                raise ValueError(f"{'+'.join(NAMES[t] for t in sorted(value))} is not a combination")
+            if phase == "follow":
+                self._check_beats(j)
+            self._apply(j)
+            return
+        if phase == "lead":
+            raise ValueError("the leader must play a combination, not discard")
+        size = int(self.state[L.S_SIZE])
+        if len(value) != size:
+            raise ValueError(f"must answer with exactly {size} tile(s), got {len(value)}")
+        if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
+            raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
+        for t in sorted(value):
+            self._apply(C + t)
+
+    def _check_held(self, seat: int, types: list[int]) -> None:
+        hand = mask_types(self.state[L.S_HAND + seat])
+        for t in set(types):
+            if types.count(t) > hand.count(t):
+                raise ValueError(f"seat {seat} does not hold {types.count(t)} x {NAMES[t]}")
+
+    def _check_beats(self, j: int) -> None:
+        best = int(self.state[L.S_BEST])
+        size = int(self.state[L.S_SIZE])
+        mine, theirs = self.combos.combos[j], self.combos.combos[best]
+        if len(mine.types) != size:
+            raise ValueError(f"must answer with exactly {size} tile(s), got {len(mine.types)}")
+        if mine.cls != theirs.cls:
+            raise ValueError(f"{mine.label} ({mine.cls}) cannot beat a {theirs.cls}")
+        if mine.strength <= theirs.strength:
+            raise ValueError(f"{mine.label} does not beat {theirs.label}")
+
+    # ----------------------------------------------------------------- results
+    def result(self) -> dict:
+        """The replay output of RULES.md section 8 (valid once the hand is over)."""
+        if not self.is_over:
+            raise ValueError("the hand is not over yet")
+        st, players = self.state, self.players
+        tricks = []
+        for k in range(int(st[L.S_TRICK])):
+            leader, winner, size, best = (int(v) for v in st[L.S_LOG + 4 * k:L.S_LOG + 4 * k + 4])
+            tricks.append({"leader": leader, "winner": winner, "size": size,
+                           "winning": self.combos.combos[best].names})
+
+        def seats(offset: int) -> list[int]:
+            return [int(v) for v in st[offset:offset + players]]
+
+        bonus, settle = seats(L.S_BONUS), seats(L.S_SETTLE)
+        return {"tricks": tricks, "columns": seats(L.S_COLS),
+                "last_trick_winner": int(st[L.S_WINNER]),
+                "trick_bonus": bonus, "settlement": settle,
+                "multipliers": {"last_trick": int(st[L.S_MULT_LAST]), "shutout": int(st[L.S_MULT_SHUT])},
+                "net": [b + s for b, s in zip(bonus, settle)]}
+
+    def net(self) -> np.ndarray:
+        st = self.state
+        return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
+
+
+def parse_action(action: object, players: int) -> tuple[int, str, Any]:
+    """(seat, kind, tile types or bool) of a record action; ValueError if it is malformed."""
+    if not isinstance(action, dict):
+        raise ValueError("action must be a JSON object")
+    if "seat" not in action:
+        raise ValueError("action has no 'seat'")
+    seat = action["seat"]
+    if type(seat) is not int or not 0 <= seat < players:
+        raise ValueError(f"seat must be an int 0..{players - 1}, got {seat!r}")
+    kinds = [k for k in ACTION_KINDS if k in action]
+    extra = set(action) - {"seat", *ACTION_KINDS}
+    if len(kinds) != 1 or extra:
+        raise ValueError("action needs exactly one of 'play', 'discard' (or 'declare')"
+                         + (f"; unknown keys: {', '.join(sorted(extra))}" if extra else ""))
+    kind = kinds[0]
+    value = action[kind]
+    if kind == "declare":
+        if not isinstance(value, bool):
+            raise ValueError(f"'declare' must be true or false, got {value!r}")
+        return seat, kind, value
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"'{kind}' must be a list of tile names")
+    return seat, kind, [parse_type(name) for name in value]
+
+
+def parse_record(record: object) -> tuple[Game, list]:
+    """A fresh ``Game`` at the start of the record, and its actions; RecordError if malformed."""
+    def bad(reason: str) -> RecordError:
+        return RecordError(f"record: {reason}", None)
+
+    if not isinstance(record, dict):
+        raise bad("a hand record must be a JSON object")
+    unknown = sorted(set(record) - RECORD_KEYS)
+    if unknown:
+        raise bad(f"unknown key {unknown[0]!r}; keys are {', '.join(sorted(RECORD_KEYS))}")
+    for key in ("banker", "hands"):
+        if key not in record:
+            raise bad(f"missing {key!r}")
+    try:
+        rules = RuleSet.from_spec(record.get("rules", "standard"))
+    except ValueError as err:
+        raise bad(str(err)) from None
+    banker = record["banker"]
+    if type(banker) is not int or not 0 <= banker < rules.players:
+        raise bad(f"banker must be a seat 0..{rules.players - 1}")
+    streak = record.get("streak", 1)
+    if type(streak) is not int or streak < 1:
+        raise bad(f"streak must be an integer >= 1, got {streak!r}")
+    actions = record.get("actions", [])
+    if not isinstance(actions, list):
+        raise bad("'actions' must be a list")
+    try:
+        game = Game(hands=record["hands"], banker=banker, rules=rules, streak=streak)
+    except ValueError as err:
+        raise bad(str(err)) from None
+    return game, actions
+
+
+def replay(record: object) -> dict:
+    """Replay a hand record to its result (RULES.md section 8); RecordError if it is refused."""
+    game, actions = parse_record(record)
+    for i, action in enumerate(actions):
+        try:
+            game.play(action)
+        except ValueError as err:
+            raise RecordError(str(err), i) from None
+    if not game.is_over:
+        raise RecordError("the record ends before the hand is over", len(actions))
+    return game.result()
+
+
+def perft(record: object, depth: int) -> int:
+    """Distinct decision sequences of ``depth`` decisions after the record's actions (section 8)."""
+    if type(depth) is not int or depth < 0:
+        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+    game, actions = parse_record(record)
+    for i, action in enumerate(actions):
+        try:
+            game.play(action)
+        except ValueError as err:
+            raise RecordError(str(err), i) from None
+    return int(K.perft(game.state, depth, game.combos.table, game.combos.rules_array))
+
+
+def load_records(path: str) -> list[Any]:
+    """Records of a ``.json`` file (one record) or ``.jsonl`` file (one per line).
+
+    A line that is not JSON is returned as a ``RecordError`` in its place, so that the
+    remaining records can still be replayed.
+    """
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if path.endswith(".jsonl"):
+        out: list[Any] = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except ValueError as err:
+                    out.append(RecordError(f"line {n} is not JSON: {err}", None))
+        return out
+    try:
+        return [json.loads(text)]
+    except ValueError as err:
+        return [RecordError(f"{path} is not JSON: {err}", None)]
+
+
+__all__ = ["Game", "RecordError", "replay", "perft", "parse_record", "load_records"]
