@@ -14,7 +14,7 @@ from numba import njit
 
 from .layout import (MAX_SEATS, PHASE_DECLARE, PHASE_FOLLOW, PHASE_LEAD, PHASE_OVER,
                      R_BIG_SIX, R_COMBOS, R_DECK, R_EARLY_DEATH, R_HAND_BANKER, R_HAND_SIZE,
-                     R_HEAVEN_LEADS, R_LAST_BONUS, R_LEAD_IDS, R_LEAD_START, R_MUST_BEAT, R_PAR,
+                     R_HEAVEN_LEADS, R_LAST_BONUS, R_LEAD_BY_TYPE, R_LEAD_IDS, R_LEAD_START, R_MUST_BEAT, R_PAR,
                      R_PAY_OVER_PAR, R_PLAYERS, R_RED_DOT, R_SHUTOUT_BONUS, R_SINGLE_21,
                      R_SINGLE_42, R_STAKE_QUARTET, R_STAKE_SUPREME, R_STREAK_FACTOR, R_ZERO_POINTS,
                      RED_DOT_AUTO, RED_DOT_CHOICE, S_ACTED, S_BANKER, S_BANKER_FIRST, S_BEST,
@@ -37,20 +37,17 @@ DISCARD_SET = np.int64(1) << 40  # perft decision code: DISCARD_SET | canonical 
 # ----------------------------------------------------------------------------- bits
 @njit(cache=True)
 def popcount(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+    """Set bits of a mask below 2**32 (SWAR, no loop)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
 @njit(cache=True)
 def lowest_bit(x):
     """Index of the lowest set bit of a non-zero mask."""
-    b = 0
-    while not (x >> b) & 1:
-        b += 1
-    return b
+    return popcount((x & -x) - 1)
 
 
 @njit(cache=True)
@@ -90,7 +87,7 @@ def rand_below(rng, k):
     x ^= x >> np.uint64(7)
     x ^= x << np.uint64(17)
     rng[0] = x
-    return np.int64((x >> np.uint64(11)) % np.uint64(k))
+    return np.int64(((x >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))  # Lemire's multiply-shift
 
 
 @njit(cache=True)
@@ -231,22 +228,19 @@ def legal_actions(state, table, rules, out):
     hand = state[S_HAND + seat]
     held = canonical(hand)
     if phase == PHASE_LEAD:
+        if not rules[R_LEAD_BY_TYPE]:
+            return scan_leads(rules, held, 0, C, out, 0)
         remaining = held & (_CIVIL_LOW | ~_CIVIL_ALL)  # copy 0 of each type held
         while remaining:
             t = _TILE_TYPE[lowest_bit(remaining)]
             remaining &= remaining - 1
-            for k in range(rules[R_LEAD_START + t], rules[R_LEAD_START + t + 1]):
-                j = rules[R_LEAD_IDS + k]
-                if held & table[j, T_MASK] == table[j, T_MASK]:
-                    out[n] = j
-                    n += 1
+            n = scan_leads(rules, held, rules[R_LEAD_START + t], rules[R_LEAD_START + t + 1], out, n)
         return n
     if state[S_OWED] == 0:
         best = state[S_BEST]
         for j in range(table[best, T_BEAT_START], table[best, T_BEAT_END]):
-            if held & table[j, T_MASK] == table[j, T_MASK]:
-                out[n] = j
-                n += 1
+            out[n] = j
+            n += held & table[j, T_MASK] == table[j, T_MASK]
         if n > 0 and rules[R_MUST_BEAT]:
             return n
     remaining = held & (_CIVIL_LOW | ~_CIVIL_ALL)
@@ -264,6 +258,16 @@ def legal_mask(state, table, rules, scratch, out):
     n = legal_actions(state, table, rules, scratch)
     for i in range(n):
         out[scratch[i]] = 1
+    return n
+
+
+@njit(cache=True)
+def scan_leads(rules, held, lo, hi, out, n):
+    """Append the combinations lo..hi-1 of the lead index that ``held`` can make."""
+    masks = R_LEAD_IDS + rules[R_COMBOS]
+    for k in range(lo, hi):
+        out[n] = rules[R_LEAD_IDS + k]  # branch-free: keep the slot only when the hand can make it
+        n += held & rules[masks + k] == rules[masks + k]
     return n
 
 

@@ -8,9 +8,11 @@ packs them into the int64 arrays the kernels read (layout in ``layout.py``):
   is ``canonical(hand) & mask == mask``;
 * because rows are sorted by class and strength, the combinations that beat row j are one
   contiguous id range, and legal beats are a scan of that range only;
-* a CSR index groups the rows by their highest tile: legal leads scan only the groups of the
-  tile types in hand. This keeps ``same_suit_any`` (1,600+ rows) fast: an 8-tile hand touches
-  at most 8 groups, each holding only combinations headed by one of its own tiles.
+* legal leads are one branch-free pass over the contiguous masks of all rows (about 30 ns
+  for the 61 classic rows). Past ``LEAD_SCAN_LIMIT`` rows a CSR index groups the rows by
+  their highest tile, and leads scan only the groups of the tile types in hand. This keeps
+  ``same_suit_any`` (1,617 rows) fast: an 8-tile hand touches at most 8 groups, each holding
+  only combinations headed by one of its own tiles.
 
 For the classic rules over the 32-tile deck this gives 61 types (``CLASSIC.num_combos``)
 and 84 physical masks (``physical_masks()``).
@@ -33,6 +35,7 @@ CLASS_NAMES: tuple[str, ...] = (
     "civil_1", "civil_2", "civil_3", "civil_4", "military_1", "military_2", "military_3", "military_4",
 )
 CLASS_ID = {name: i for i, name in enumerate(CLASS_NAMES)}
+LEAD_SCAN_LIMIT = 128  # above this many combinations, leads are found by the per-type index
 FAMILY_STRENGTH = {head: 4 - i for i, (head, _) in enumerate(FAMILIES)}  # Heaven 4 .. Goose 1
 PENDULUM = (0, 2, 4)   # 6-6 4-4 5-5
 FISH = (1, 5, 6)       # 1-1 3-3 2-2
@@ -162,8 +165,9 @@ class CombinationTable:
         scalars[L.R_SINGLE_42] = self.index.get((BIG_SIX,), -1)
         by_head = [[j for j, c in enumerate(self.combos) if c.types[0] == t] for t in range(NUM_TYPES)]
         starts = np.cumsum([0] + [len(g) for g in by_head])
-        ids = [j for group in by_head for j in group]
-        return np.concatenate([scalars, starts, np.array(ids, dtype=np.int64)]).astype(np.int64)
+        ids = np.array([j for group in by_head for j in group], dtype=np.int64)
+        scalars[L.R_LEAD_BY_TYPE] = self.num_combos > LEAD_SCAN_LIMIT
+        return np.concatenate([scalars, starts, ids, self.table[ids, L.T_MASK]]).astype(np.int64)
 
     # ----------------------------------------------------------------- lookups
     def find(self, types: list[int] | tuple[int, ...]) -> int:

@@ -37,9 +37,11 @@ so that the combinations that beat id j are exactly ids T_BEAT_START..T_BEAT_END
 
 ``rules`` (int64), the rule switches as integers followed by the lead index:
 
-    R_* scalars (below), then R_LEAD_START (NUM_TYPES + 1 offsets), then the combination
-    ids grouped by T_MIN_TYPE (a CSR index: the leads of a hand are found by scanning only
-    the groups of the types it holds).
+    R_* scalars (below); then the lead index: R_LEAD_START (NUM_TYPES + 1 offsets), the C
+    combination ids grouped by T_MIN_TYPE (from R_LEAD_IDS), and their canonical masks in the
+    same order (from R_LEAD_IDS + C). With R_LEAD_BY_TYPE the leads of a hand are found by
+    scanning only the groups of the types it holds (large tables such as same_suit_any);
+    otherwise one branch-free pass over all C contiguous masks is faster (classic: 61).
 """
 from .tiles import NUM_TYPES
 
@@ -60,14 +62,13 @@ STAKE_NONE, STAKE_SUPREME, STAKE_QUARTET = 0, 1, 2
 
 (R_PLAYERS, R_HAND_SIZE, R_PAR, R_DECK, R_COMBOS, R_HEAVEN_LEADS, R_MUST_BEAT, R_EARLY_DEATH,
  R_ZERO_POINTS, R_PAY_OVER_PAR, R_HAND_BANKER, R_STREAK_FACTOR, R_STAKE_SUPREME, R_STAKE_QUARTET,
- R_LAST_BONUS, R_SHUTOUT_BONUS, R_BIG_SIX, R_RED_DOT, R_SINGLE_21, R_SINGLE_42) = range(20)
-R_LEAD_START = 20
+ R_LAST_BONUS, R_SHUTOUT_BONUS, R_BIG_SIX, R_RED_DOT, R_SINGLE_21, R_SINGLE_42, R_LEAD_BY_TYPE) = range(21)
+R_LEAD_START = 21
 R_LEAD_IDS = R_LEAD_START + NUM_TYPES + 1
 
 RED_DOT_OFF, RED_DOT_AUTO, RED_DOT_CHOICE = 0, 1, 2
 
 # Action ids (the environments' Discrete space): 0..C-1 play combination j (lead or beat),
 # C+t discard one tile of type t, then C+NUM_TYPES declare One Red Dot, C+NUM_TYPES+1 decline.
-DISCARD_OFFSET = 0  # relative to C
 DECLARE_OFFSET = NUM_TYPES
 DECLINE_OFFSET = NUM_TYPES + 1

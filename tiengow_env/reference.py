@@ -103,18 +103,12 @@ def supreme_pair_of(rules: RuleSet) -> tuple[int, int]:
     return (BIG_SIX, LITTLE_THREE)
 
 
-_CLASSIFY_CACHE: dict[tuple, Combo | None] = {}
-
-
 def classify(tiles, rules: RuleSet) -> Combo | None:
     """The class and strength of a multiset of tile types under ``rules``, or None when the
     tiles are no combination (RULES.md section 2, and section 9 for combos / civilian_triplets
     and the nines-as-Supreme decks)."""
-    tiles = tuple(sorted(tiles))
-    key = (tiles, rules.combos, rules.civilian_triplets, supreme_pair_of(rules))
-    if key not in _CLASSIFY_CACHE:
-        _CLASSIFY_CACHE[key] = _classify(tiles, rules.combos, rules.civilian_triplets, key[3])
-    return _CLASSIFY_CACHE[key]
+    return _classify(tuple(sorted(tiles)), rules.combos, rules.civilian_triplets,
+                     supreme_pair_of(rules))
 
 
 def _classify(tiles: tuple[int, ...], combos: str, civilian_triplets: bool,
@@ -240,6 +234,9 @@ class RefGame:
         rules = RuleSet.from_spec(rules)
         check_deal(hands, banker, rules, streak)
         self.rules = rules
+        # Classification memo (sorted tiles -> Combo or None), shared by copies of this game.
+        self._combo_memo: dict[tuple[int, ...], Combo | None] = {}
+        self._supreme = supreme_pair_of(rules)
         self.players = rules.players
         self.hand_size = rules.hand_size
         self.par = rules.par
@@ -294,6 +291,13 @@ class RefGame:
         other.pending_red_dot = list(self.pending_red_dot)
         return other
 
+    def combo(self, tiles: tuple[int, ...]) -> Combo | None:
+        """``classify`` under this game's rules, for sorted ``tiles`` (memoised)."""
+        if tiles not in self._combo_memo:
+            self._combo_memo[tiles] = _classify(tiles, self.rules.combos,
+                                                self.rules.civilian_triplets, self._supreme)
+        return self._combo_memo[tiles]
+
     def _seats_from(self, seat: int) -> list[int]:
         """All seats in play order (increasing seat number, wrapping) starting at ``seat``."""
         return [(seat + k) % self.players for k in range(self.players)]
@@ -309,7 +313,7 @@ class RefGame:
 
     def _beats_available(self, seat: int) -> list[tuple[int, ...]]:
         return [tiles for tiles in sub_multisets(self.hands[seat], self.size)
-                if (combo := classify(tiles, self.rules)) is not None and beats(combo, self.best)]
+                if (combo := self.combo(tiles)) is not None and beats(combo, self.best)]
 
     def decisions(self) -> set[tuple[str, tuple[int, ...]]]:
         """Legal decisions of the seat to act (empty once the hand is over)."""
@@ -322,7 +326,7 @@ class RefGame:
         hand = self.hands[self.turn]
         if self.size is None:
             return {("lead", tiles) for size in range(1, 5) for tiles in sub_multisets(hand, size)
-                    if classify(tiles, self.rules) is not None}
+                    if self.combo(tiles) is not None}
         beat = {("beat", tiles) for tiles in self._beats_available(self.turn)}
         if beat and self.rules.must_beat_if_able:
             return beat
@@ -358,12 +362,12 @@ class RefGame:
             self.hands[seat][t] -= 1
             assert self.hands[seat][t] >= 0
         if kind == "lead":
-            combo = classify(tiles, self.rules)
+            combo = self.combo(tiles)
             self.size, self.best, self.best_owner, self.lead = len(tiles), combo, seat, combo
             if seat == self.banker and self.banker_first_lead is None:
                 self.banker_first_lead = combo
         elif kind == "beat":
-            self.best, self.best_owner = classify(tiles, self.rules), seat
+            self.best, self.best_owner = self.combo(tiles), seat
         self.acted += 1
         if self.acted == self.players:
             self._finish_trick()
@@ -432,7 +436,7 @@ class RefGame:
         for t in self.dealt[self.banker]:
             outside[t] -= 1
         for tiles in sub_multisets(outside, len(combo.tiles)):
-            other = classify(tiles, self.rules)
+            other = self.combo(tiles)
             if other is not None and beats(other, combo):
                 return False
         return True
@@ -535,7 +539,7 @@ class RefGame:
             if self.rules.must_beat_if_able and self._beats_available(seat):
                 raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
             return ("discard", tiles)
-        combo = classify(tiles, self.rules)
+        combo = self.combo(tiles)
         if combo is None:
             raise ValueError(f"{_joined(tiles)} is not a combination")
         if leading:
