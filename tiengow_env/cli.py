@@ -141,6 +141,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("tree")
+def cmd_tree(args: argparse.Namespace) -> int:
+    """Exact size of a small game: deals, decision nodes, information sets per seat."""
+    from .tree import tree_stats
+    rules = _rules_arg(args.rules)
+    if rules.hand_size > 4:
+        raise UsageError(f"{rules.name} has hands of {rules.hand_size} tiles: its tree is too large to walk; "
+                         "use a small preset such as micro or a custom deck of about 8 tiles")
+    stats = tree_stats(rules, banker=args.banker)
+    if args.json:
+        print(json.dumps(stats))
+    else:
+        print(f"rules {rules.name}, banker seat {stats['banker']}")
+        print(f"  distinct deals       {stats['deals']:,}")
+        print(f"  decision nodes       {stats['decision_nodes']:,}")
+        print(f"  terminal nodes       {stats['terminal_nodes']:,}")
+        print(f"  information sets     {stats['infosets']:,} "
+              f"(per seat: {', '.join(f'{n:,}' for n in stats['infosets_per_seat'])})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -160,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--hands", type=int, default=200_000)
     p.add_argument("--seed", type=int, default=1)
+    p = sub.add_parser("tree", help="exact game-tree size of a small variant (e.g. --rules micro)")
+    p.add_argument("--rules", default="micro", help=rules_help)
+    p.add_argument("--banker", type=int, default=0)
+    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -168,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except UsageError as err:
+    except (UsageError, ValueError) as err:  # our ValueErrors are written for people
         print(f"tiengow: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
