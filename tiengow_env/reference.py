@@ -17,6 +17,7 @@ Public API: ``RefGame`` (decisions / apply / result), ``ref_replay`` and ``ref_p
 """
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from typing import NamedTuple
 
@@ -194,12 +195,17 @@ def _counts(tiles) -> list[int]:
 
 
 # ------------------------------------------------------------------------ the deal
+def _is_int(value) -> bool:
+    """An integer (numpy ones included), but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def check_deal(hands, banker, rules: RuleSet, streak) -> None:
     """Refuse a deal that RULES.md does not allow (ValueError with the reason)."""
     players, hand_size = rules.players, rules.hand_size
-    if type(banker) is not int or not 0 <= banker < players:
+    if not _is_int(banker) or not 0 <= banker < players:
         raise ValueError(f"banker must be a seat 0..{players - 1}")
-    if type(streak) is not int or streak < 1:
+    if not _is_int(streak) or streak < 1:
         raise ValueError(f"streak must be an int >= 1, got {streak!r}")
     if not isinstance(hands, (list, tuple)) or len(hands) != players:
         raise ValueError(f"hands must be a list of {players} hands")
@@ -207,7 +213,7 @@ def check_deal(hands, banker, rules: RuleSet, streak) -> None:
         if not isinstance(hand, (list, tuple)) or len(hand) != hand_size:
             raise ValueError(f"hand {seat} must be a list of {hand_size} tiles")
         for t in hand:
-            if type(t) is not int or not 0 <= t < NUM_TYPES:
+            if not _is_int(t) or not 0 <= t < NUM_TYPES:
                 raise ValueError(f"hand {seat}: {t!r} is not a tile type 0..{NUM_TYPES - 1}")
     held = Counter(t for hand in hands for t in hand)
     deck = Counter(rules.deck_types)
@@ -240,8 +246,9 @@ class RefGame:
         self.players = rules.players
         self.hand_size = rules.hand_size
         self.par = rules.par
-        self.banker = banker
-        self.streak = streak
+        self.banker = int(banker)
+        self.streak = int(streak)
+        hands = [[int(t) for t in hand] for hand in hands]
         self.dealt = [tuple(sorted(hand)) for hand in hands]
         self.hands = [_counts(hand) for hand in hands]
         self.columns = [0] * self.players
@@ -281,7 +288,7 @@ class RefGame:
     def is_over(self) -> bool:
         return self.over
 
-    def copy(self) -> "RefGame":
+    def copy(self) -> RefGame:
         other = object.__new__(RefGame)
         other.__dict__.update(self.__dict__)
         other.hands = [list(h) for h in self.hands]
@@ -336,7 +343,7 @@ class RefGame:
     def apply(self, decision: tuple[str, tuple[int, ...]]) -> None:
         """Apply one legal decision of the seat to act, then any forced early-death discards."""
         kind, tiles = decision
-        decision = (kind, tuple(sorted(tiles)))
+        decision = (kind, tuple(sorted(int(t) for t in tiles)))
         if decision not in self.decisions():
             raise ValueError(f"{decision!r} is not a legal decision for seat {self.to_act}")
         self._apply(*decision)
@@ -499,7 +506,7 @@ class RefGame:
             "trick_bonus": list(self.trick_bonus),
             "settlement": settlement,
             "multipliers": {"last_trick": last_trick, "shutout": shutout},
-            "net": [b + s for b, s in zip(self.trick_bonus, settlement)],
+            "net": [b + s for b, s in zip(self.trick_bonus, settlement, strict=True)],
         }
 
     # ----------------------------------------------------------------- record actions
