@@ -14,7 +14,7 @@ import numpy as np
 from . import _kernels as K
 from . import layout as L
 from .combos import CombinationTable, table_for
-from .rules import RuleSet
+from .rules import PRESETS, RuleSet
 from .tiles import NAMES, NUM_TYPES, TYPE_BITS, mask_names, mask_types, parse_type
 
 RECORD_KEYS = {"rules", "banker", "hands", "actions", "streak"}
@@ -282,8 +282,11 @@ def parse_record(record: object) -> tuple[Game, list]:
     for key in ("banker", "hands"):
         if key not in record:
             raise bad(f"missing {key!r}")
+    spec = record.get("rules", "standard")
+    if isinstance(spec, str) and spec not in PRESETS:  # a record never names a file
+        raise bad(f"unknown preset {spec!r}; presets are: {', '.join(PRESETS)}")
     try:
-        rules = RuleSet.from_spec(record.get("rules", "standard"))
+        rules = RuleSet.from_spec(spec)
     except ValueError as err:
         raise bad(str(err)) from None
     banker = record["banker"]

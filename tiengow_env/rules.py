@@ -146,10 +146,10 @@ class RuleSet:
             values[key] = _check_value(key, value)
         if values.get("players") == 3 and "deck" not in values and base.deck == "32":
             values["deck"] = "30_no_supreme"  # RULES.md section 9: three players default to it
-        name = preset if not values else f"{preset}+custom"
-        rules = dataclasses.replace(base, name=name, **values)
+        rules = dataclasses.replace(base, **values)
         rules.validate()
-        return rules
+        same = [name for name, known in PRESETS.items() if known == rules]
+        return dataclasses.replace(rules, name=same[0] if same else f"{preset}+custom")
 
     def validate(self) -> None:
         """Refuse combinations of switches that RULES.md does not allow."""
