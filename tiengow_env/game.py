@@ -89,7 +89,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.state[L.S_PHASE] == L.PHASE_OVER
+        return bool(self.state[L.S_PHASE] == L.PHASE_OVER)
 
     @property
     def to_act(self) -> int | None:

@@ -33,6 +33,7 @@ def _make_named_decks() -> dict[str, tuple[str, ...]]:
 
 NAMED_DECKS = _make_named_decks()
 
+MAX_STAKE = 1_000_000  # chips are int64 in the core; this keeps every product far from overflow
 CHOICES: dict[str, tuple[Any, ...]] = {
     "first_lead": ("banker", "heaven_holder"),
     "must_beat_if_able": (False, True),
@@ -175,9 +176,9 @@ class RuleSet:
 def _check_value(key: str, value: object) -> object:
     if key == "trick_bonus_stakes":
         if (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)):
+                and all(type(v) is int and 0 <= v <= MAX_STAKE for v in value)):
             return (int(value[0]), int(value[1]))
-        raise ValueError(f"trick_bonus_stakes must be two non-negative integers [supreme, quartet], got {value!r}")
+        raise ValueError(f"trick_bonus_stakes must be two non-negative integers [supreme, quartet], at most {MAX_STAKE:,}, got {value!r}")
     if key == "deck":
         if isinstance(value, str):
             if value in NAMED_DECKS:
