@@ -283,11 +283,12 @@ def step(state, action, table, rules):
         if action == C + NUM_TYPES:
             declare(state, seat, table, rules)
         else:
-            nxt = next_red_dot_holder(state, (seat + 1) % players, rules)
-            if nxt == state[S_BANKER] or nxt < 0:
+            nxt = (seat + 1) % players  # holders decide in play order from the banker, once each
+            holder = -1 if nxt == state[S_BANKER] else next_red_dot_holder(state, nxt, rules)
+            if holder < 0:
                 start_play(state, rules)
             else:
-                state[S_TO_ACT] = nxt
+                state[S_TO_ACT] = holder
         return
     if action < C:
         tiles = take(state[S_HAND + seat], table[action, T_MASK])
@@ -550,3 +551,350 @@ def perft(state, depth, table, rules):
             index[level] = 0
             counts[level] = decisions(states[level], table, rules, scratch, moves[level])
     return total
+
+
+# ---- observations and vector env
+# Owned by the environments layer (env.py, gym_env.py, vector.py); nothing above is changed.
+# The observation and information-state encoders write the views that observation.py
+# specifies; the episode helpers deal exactly as Game(seed=...) does (seed_rng, deal, then
+# the dice), so that every view of one seed sees the same deals and bankers.
+from .layout import MAX_TRICKS  # noqa: E402  (this section is appended to the core module)
+from .observation import (  # noqa: E402
+    HISTORY_LEN,
+    O_ACTED,
+    O_BANKER,
+    O_BEST,
+    O_BEST_SEAT,
+    O_CHIPS,
+    O_COLUMNS,
+    O_DEALT,
+    O_DOOMED,
+    O_DOWN,
+    O_HAND,
+    O_LEAD,
+    O_LEADER,
+    O_OWED,
+    O_PHASE,
+    O_SIZE,
+    O_SIZE_TOTAL,
+    O_STREAK,
+    O_TILES_LEFT,
+    O_TO_ACT,
+    O_TRICK,
+    O_TRICK_COUNT,
+    O_TRICK_DOWN,
+    O_TRICK_LEADER,
+    O_TRICK_UP,
+    O_UP,
+)
+
+_HISTORY_COUNT = HISTORY_LEN - 1  # history[-1]: tricks recorded so far
+
+
+def _make_debruijn() -> np.ndarray:
+    """_DEBRUIJN[((b & -b) * 0x077CB531 mod 2**32) >> 27] = index of the lowest set bit of b."""
+    table = np.zeros(32, dtype=np.int64)
+    for bit in range(32):
+        table[(((1 << bit) * 0x077CB531) & 0xFFFFFFFF) >> 27] = bit
+    return table
+
+
+_DEBRUIJN = _make_debruijn()
+
+
+@njit(cache=True)
+def write_counts(mask, out, offset):
+    """Add the copies of each tile type in the physical mask to out[offset:offset + 21].
+
+    The callers zero ``out`` first. The loop visits only the set bits (the lowest one found
+    by a de Bruijn multiply), as most masks here hold only a few tiles.
+    """
+    while mask:
+        low = mask & -mask
+        out[offset + _TILE_TYPE[_DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]]] += 1
+        mask ^= low
+
+
+@njit(cache=True)
+def _popcount32(x):
+    """Set bits of a 32-bit mask, without a loop (SWAR)."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@njit(cache=True)
+def _relative(seat, observer, players):
+    """Seat ``seat`` as seen from ``observer`` (0 = the observer); no division on the hot path."""
+    r = seat - observer
+    return r + players if r < 0 else r
+
+
+@njit(cache=True)
+def write_observation(state, seat, table, rules, offsets, face_up, out):
+    """Seat ``seat``'s observation (observation.py) into ``out[:D]``; seats relative to it.
+
+    ``face_up`` (the ``discards_face_up`` switch) makes every seat's discards visible.
+    """
+    players = rules[R_PLAYERS]
+    out[:offsets[O_SIZE_TOTAL]] = 0
+    write_counts(state[S_HAND + seat], out, offsets[O_HAND])
+    s = seat
+    for r in range(players):  # s = seat r places after the observer
+        if r == 0 or face_up:
+            write_counts(state[S_DOWN + s], out, offsets[O_DOWN] + r * NUM_TYPES)
+        write_counts(state[S_UP + s], out, offsets[O_UP] + r * NUM_TYPES)
+        out[offsets[O_COLUMNS] + r] = state[S_COLS + s]
+        out[offsets[O_TILES_LEFT] + r] = _popcount32(state[S_HAND + s])
+        out[offsets[O_CHIPS] + r] = state[S_BONUS + s] + state[S_SETTLE + s]
+        s += 1
+        if s == players:
+            s = 0
+    phase = state[S_PHASE]
+    if phase == PHASE_LEAD or phase == PHASE_FOLLOW:
+        out[offsets[O_LEADER] + _relative(state[S_LEADER], seat, players)] = 1
+    if phase == PHASE_FOLLOW:
+        write_counts(state[S_TABLE + state[S_LEADER]], out, offsets[O_LEAD])  # a lead is face up
+        write_counts(table[state[S_BEST], T_MASK], out, offsets[O_BEST])
+        out[offsets[O_BEST_SEAT] + _relative(state[S_BEST_SEAT], seat, players)] = 1
+        out[offsets[O_SIZE] + state[S_SIZE] - 1] = 1
+        out[offsets[O_ACTED]] = state[S_ACTED]
+        out[offsets[O_OWED]] = state[S_OWED]
+    if state[S_TO_ACT] >= 0:
+        out[offsets[O_TO_ACT] + _relative(state[S_TO_ACT], seat, players)] = 1
+    out[offsets[O_PHASE] + phase] = 1
+    out[offsets[O_BANKER] + _relative(state[S_BANKER], seat, players)] = 1
+    out[offsets[O_TRICK] + min(state[S_TRICK], MAX_TRICKS)] = 1
+    out[offsets[O_DOOMED]] = state[S_DOOMED]
+    out[offsets[O_STREAK]] = state[S_STREAK]
+
+
+@njit(cache=True)
+def observe(state, seat, table, rules, offsets, face_up, scratch, obs_out, mask_out):
+    """Observation and legal-action mask of ``seat`` (the mask is all 0 unless it is to act)."""
+    write_observation(state, seat, table, rules, offsets, face_up, obs_out)
+    if seat == state[S_TO_ACT]:
+        legal_mask(state, table, rules, scratch, mask_out)
+    else:
+        mask_out[:] = 0
+
+
+@njit(cache=True)
+def record_tricks(state, history):
+    """After each step: store the tiles each seat put up and down in a trick that just ended.
+
+    ``history`` (observation.HISTORY_LEN) holds, for trick k and seat s, the up mask at
+    ``2 (4k + s)`` and the down mask one further; its last entry counts the tricks recorded.
+    Called after every step, at most one trick has ended since the previous call, and its
+    tiles are those that went up or down and belong to no earlier trick. (Seats beyond the
+    players hold no tiles, so their rows stay 0.)
+    """
+    k = history[_HISTORY_COUNT]
+    if k < state[S_TRICK]:
+        for s in range(MAX_SEATS):
+            earlier_up = np.int64(0)
+            earlier_down = np.int64(0)
+            for j in range(k):
+                earlier_up |= history[2 * (4 * j + s)]
+                earlier_down |= history[2 * (4 * j + s) + 1]
+            history[2 * (4 * k + s)] = state[S_UP + s] & ~earlier_up
+            history[2 * (4 * k + s) + 1] = state[S_DOWN + s] & ~earlier_down
+        history[_HISTORY_COUNT] = k + 1
+
+
+@njit(cache=True)
+def _write_trick_row(k, leader, ups, downs, seat, players, offsets, face_up, out):
+    out[offsets[O_TRICK_LEADER] + k * players + _relative(leader, seat, players)] = 1
+    for r in range(players):
+        s = (seat + r) % players
+        row = (k * players + r) * NUM_TYPES
+        write_counts(ups[s], out, offsets[O_TRICK_UP] + row)
+        if r == 0 or face_up:
+            write_counts(downs[s], out, offsets[O_TRICK_DOWN] + row)
+        out[offsets[O_TRICK_COUNT] + k * players + r] = _popcount32(ups[s] | downs[s])
+
+
+@njit(cache=True)
+def write_information_state(state, history, seat, table, rules, offsets, face_up, out):
+    """Seat ``seat``'s perfect-recall information state (observation.py) into ``out``."""
+    players = rules[R_PLAYERS]
+    write_observation(state, seat, table, rules, offsets, face_up, out)
+    out[offsets[O_SIZE_TOTAL]:] = 0
+    write_counts(state[S_DEALT + seat], out, offsets[O_DEALT])
+    ups = np.zeros(MAX_SEATS, dtype=np.int64)
+    downs = np.zeros(MAX_SEATS, dtype=np.int64)
+    for k in range(history[_HISTORY_COUNT]):
+        for s in range(players):
+            ups[s] = history[2 * (4 * k + s)]
+            downs[s] = history[2 * (4 * k + s) + 1]
+        _write_trick_row(k, state[S_LOG + 4 * k], ups, downs, seat, players, offsets, face_up, out)
+    phase = state[S_PHASE]
+    if (phase == PHASE_LEAD or phase == PHASE_FOLLOW) and state[S_TRICK] < MAX_TRICKS:
+        for s in range(players):
+            ups[s] = state[S_TABLE + s] & state[S_UP + s]
+            downs[s] = state[S_TABLE + s] & state[S_DOWN + s]
+        _write_trick_row(state[S_TRICK], state[S_LEADER], ups, downs, seat, players, offsets, face_up, out)
+
+
+# ----------------------------------------------------------------------------- episodes
+@njit(cache=True)
+def first_hand(state, rng, table, rules, hands_buf):
+    """A hand dealt as Game(seed=...) deals it: the deal, then two dice for the banker."""
+    deal(rng, rules, hands_buf)
+    banker = (rand_below(rng, 6) + rand_below(rng, 6) + 1) % rules[R_PLAYERS]
+    new_hand(state, hands_buf, banker, 1, table, rules)
+
+
+@njit(cache=True)
+def next_hand(state, rng, table, rules, hands_buf):
+    """The next hand of a match (RULES.md sections 3 and 7): W of the hand just over banks."""
+    winner = state[S_WINNER]
+    streak = state[S_STREAK] + 1 if winner == state[S_BANKER] else 1
+    deal(rng, rules, hands_buf)
+    new_hand(state, hands_buf, winner, streak, table, rules)
+
+
+@njit(cache=True)
+def settle_decided(state, rng, table, rules, hands_buf, chips):
+    """While the hand is over before any decision (an automatic One Red Dot declaration), add
+    its net chips to ``chips`` and deal the next hand of the match."""
+    while state[S_PHASE] == PHASE_OVER:
+        for s in range(rules[R_PLAYERS]):
+            chips[s] += state[S_BONUS + s] + state[S_SETTLE + s]
+        next_hand(state, rng, table, rules, hands_buf)
+
+
+@njit(cache=True)
+def begin_episode(state, rng, table, rules, history, hands_buf, pending):
+    """Start an episode: ``first_hand``, then skip hands decided at the deal (their chips go to
+    ``pending``, to be paid with the next step)."""
+    pending[:] = 0
+    first_hand(state, rng, table, rules, hands_buf)
+    settle_decided(state, rng, table, rules, hands_buf, pending)
+    history[:] = 0
+
+
+@njit(cache=True)
+def env_step(state, action, table, rules, rng, history, hands_left, scratch, hands_buf, delta):
+    """One decision in an environment; ``delta`` receives each seat's chips paid by it.
+
+    Returns -1 when ``action`` is not legal (nothing changes), 0 when play goes on, 1 when a
+    hand ended and the next hand of the match began (``hands_left`` > 1), 2 when the hand
+    ended and it was the episode's last.
+    """
+    players = rules[R_PLAYERS]
+    n = legal_actions(state, table, rules, scratch)
+    legal = False
+    for i in range(n):
+        if scratch[i] == action:
+            legal = True
+            break
+    if not legal:
+        return -1
+    for s in range(players):
+        delta[s] = -(state[S_BONUS + s] + state[S_SETTLE + s])
+    step(state, action, table, rules)
+    record_tricks(state, history)
+    for s in range(players):
+        delta[s] += state[S_BONUS + s] + state[S_SETTLE + s]
+    if state[S_PHASE] != PHASE_OVER:
+        return 0
+    if hands_left <= 1:
+        return 2
+    next_hand(state, rng, table, rules, hands_buf)
+    settle_decided(state, rng, table, rules, hands_buf, delta)
+    history[:] = 0
+    return 1
+
+
+# ----------------------------------------------------------------------------- vector env
+@njit(cache=True, inline="always")  # an out-of-line call here costs more than the work
+def _vector_observe(i, states, table, rules, offsets, face_up, scratch, obs, masks, legal, seats):
+    """Env i's outputs: the acting seat, its observation, its mask, and its legal action ids
+    (``legal[i, 0]`` = their count, then the ids in the core's order)."""
+    state = states[i]
+    seat = state[S_TO_ACT]
+    seats[i] = seat
+    write_observation(state, seat, table, rules, offsets, face_up, obs[i])
+    n = legal_actions(state, table, rules, scratch)
+    masks[i, :] = 0
+    legal[i, 0] = n
+    for k in range(n):
+        masks[i, scratch[k]] = 1
+        legal[i, k + 1] = scratch[k]
+
+
+@njit(cache=True)
+def vector_reset(states, rngs, reseed, seeds, table, rules, offsets, face_up, pending, hands_done, running,
+                 scratch, hands_buf, obs, masks, legal, seats):
+    """Begin an episode in each env (with ``reseed``, after seeding env i's generator with
+    ``seeds[i]``; else its stream continues) and write the first observations."""
+    history = np.zeros(HISTORY_LEN, dtype=np.int64)  # the vector env keeps no trick history
+    for i in range(states.shape[0]):
+        rng = rngs[i:i + 1]
+        if reseed:
+            seed_rng(rng, seeds[i])
+        begin_episode(states[i], rng, table, rules, history, hands_buf, pending[i])
+        hands_done[i] = 0
+        running[i, :] = 0
+        _vector_observe(i, states, table, rules, offsets, face_up, scratch, obs, masks, legal, seats)
+
+
+@njit(cache=True)
+def vector_step(states, actions, rngs, table, rules, offsets, face_up, hands, scale, pending,
+                hands_done, running, scratch, hands_buf, obs, masks, legal, seats, rewards, terminated,
+                episode_net):
+    """Step every env with ``actions[i]`` for its acting seat, in one compiled loop.
+
+    Returns -1, or the index of the first env whose action is not legal under ``masks``
+    (then nothing has changed). A finished episode is reset at once (its next hand comes from
+    the same generator): ``terminated[i]`` is set, ``episode_net[i]`` holds its net chips, and
+    the observation, mask, legal ids and seat already show the new episode.
+    """
+    n_envs = states.shape[0]
+    num_actions = masks.shape[1]
+    players = rules[R_PLAYERS]
+    for i in range(n_envs):
+        a = actions[i]
+        if a < 0 or a >= num_actions or masks[i, a] == 0:
+            return i
+    history = np.zeros(HISTORY_LEN, dtype=np.int64)
+    delta = np.zeros(MAX_SEATS, dtype=np.int64)
+    for i in range(n_envs):
+        state = states[i]
+        for s in range(players):
+            delta[s] = pending[i, s] - (state[S_BONUS + s] + state[S_SETTLE + s])
+            pending[i, s] = 0
+        step(state, actions[i], table, rules)
+        for s in range(players):
+            delta[s] += state[S_BONUS + s] + state[S_SETTLE + s]
+        done = False
+        if state[S_PHASE] == PHASE_OVER:
+            rng = rngs[i:i + 1]
+            hands_done[i] += 1
+            if hands_done[i] < hands:
+                next_hand(state, rng, table, rules, hands_buf)
+                settle_decided(state, rng, table, rules, hands_buf, delta)
+            else:
+                done = True
+        for s in range(players):
+            running[i, s] += delta[s]
+            rewards[i, s] = delta[s] * scale
+        terminated[i] = done
+        if done:
+            for s in range(players):
+                episode_net[i, s] = running[i, s]
+                running[i, s] = 0
+            hands_done[i] = 0
+            begin_episode(state, rngs[i:i + 1], table, rules, history, hands_buf, pending[i])
+        _vector_observe(i, states, table, rules, offsets, face_up, scratch, obs, masks, legal, seats)
+    return -1
+
+
+@njit(cache=True)
+def random_legal_actions(legal, rngs, out):
+    """out[i]: a uniformly random legal action of env i, from its legal ids (``legal[i, 0]``
+    of them after the count); ``rngs`` holds one xorshift state per env."""
+    for i in range(legal.shape[0]):
+        out[i] = legal[i, 1 + rand_below(rngs[i:i + 1], legal[i, 0])]
