@@ -162,6 +162,71 @@ def cmd_tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_bar(total: int, label: str):
+    """A rich progress bar on stderr (so that --json output stays clean); yields an advance()."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                        console=Console(stderr=True), transient=True)
+    task = progress.add_task(label, total=total)
+    return progress, lambda n: progress.advance(task, n)
+
+
+def _agent_spec(text: str) -> str:
+    from agents import make_agent
+    try:
+        make_agent(text)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return text
+
+
+@command("eval")
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Duplicate evaluation of one agent against copies of another."""
+    from agents.arena import evaluate
+    rules = _rules_arg(args.rules)
+    _agent_spec(args.candidate), _agent_spec(args.vs)
+    progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
+    with progress:
+        result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance)
+    lo, hi = result.ci95
+    verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
+    if not args.json:
+        print(f"{result.candidate} vs {result.opponent} ({rules.name}): {result.deals:,} deals, {result.hands:,} hands")
+        print(f"  chips per hand   {result.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict})")
+        print(f"  columns per hand {result.columns_per_hand:.2f}   last trick won {100 * result.last_trick_rate:.1f}%")
+    else:
+        print(result.to_json())
+    return 0
+
+
+@command("league")
+def cmd_league(args: argparse.Namespace) -> int:
+    """Round robin of duplicate evaluations: cross table, ranking, JSON and a PNG heat map."""
+    from agents.arena import heat_map, league
+    rules = _rules_arg(args.rules)
+    for spec in args.agents:
+        _agent_spec(spec)
+    pairs = len(args.agents) * (len(args.agents) - 1)
+    progress, advance = _progress_bar(pairs * args.deals, "league")
+    with progress:
+        result = league(args.agents, args.deals, args.seed, rules, args.workers, advance)
+    from rich.console import Console
+    from rich.table import Table
+    cross = Table("candidate \\ opponent", *args.agents, title=f"chips per hand, {args.deals} duplicate deals each")
+    for a in args.agents:
+        cross.add_row(a, *("—" if a == b else f"{result['cross_table'][a][b]:+.3f}" for b in args.agents))
+    Console().print(cross)
+    for rank, row in enumerate(result["ranking"], 1):
+        print(f"{rank}. {row['agent']:12s} {row['mean_chips_per_hand']:+.3f}")
+    with open(args.out + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    heat_map(result, args.out + ".png")
+    print(f"wrote {args.out}.json and {args.out}.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -185,6 +250,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default="micro", help=rules_help)
     p.add_argument("--banker", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("eval", help="duplicate evaluation: CANDIDATE against copies of an opponent")
+    p.add_argument("candidate", help="agent spec: random, greedy, expert, pimc[:samples], ...")
+    p.add_argument("--vs", required=True, help="opponent agent spec")
+    p.add_argument("--deals", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rules", help=rules_help)
+    p.add_argument("--workers", type=int, default=1, help="processes (use all cores with the core count)")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and ranking")
+    p.add_argument("agents", nargs="+")
+    p.add_argument("--deals", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rules", help=rules_help)
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
     return parser
 
 

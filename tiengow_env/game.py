@@ -6,6 +6,7 @@ wrong and what was expected, and leaves the game as it was.
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -117,6 +118,19 @@ class Game:
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
         K.legal_mask(self.state, self.combos.table, self.combos.rules_array, self._scratch, mask)
         return mask.astype(bool)
+
+    def observe(self, seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Observation vector (observation.py) and legal-action mask of ``seat`` (default: the
+        seat to act); the mask is all False for a seat that is not to act."""
+        seat = self.to_act if seat is None else seat
+        if seat is None or not 0 <= seat < self.players:
+            raise ValueError(f"observe needs a seat 0..{self.players - 1}; the hand is over")
+        offsets = _observation_offsets(self.players, self.rules.hand_size)
+        obs = np.zeros(offsets[-1], dtype=np.float32)
+        mask = np.zeros(self.combos.num_actions, dtype=np.int8)
+        K.observe(self.state, seat, self.combos.table, self.combos.rules_array, offsets[:-1],
+                  self.rules.discards_face_up, self._scratch, obs, mask)
+        return obs, mask.astype(bool)
 
     def action_name(self, action: int) -> str:
         """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
@@ -242,6 +256,14 @@ class Game:
     def net(self) -> np.ndarray:
         st = self.state
         return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
+
+
+@functools.lru_cache(maxsize=None)
+def _observation_offsets(players: int, hand_size: int) -> np.ndarray:
+    """The observation layout's offsets, then the observation size."""
+    from .observation import ObservationLayout
+    layout = ObservationLayout(players, hand_size)
+    return np.append(layout.offsets, layout.size)
 
 
 def parse_action(action: object, players: int) -> tuple[int, str, Any]:

@@ -8,6 +8,7 @@ compiled core only ever sees consistent rules.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -77,13 +78,14 @@ class RuleSet:
     name: str = field(default="custom", compare=False)
 
     # ----------------------------------------------------------------- derived facts
-    @property
+    # (cached: a RuleSet is immutable, and these sit on hot paths such as observations)
+    @functools.cached_property
     def deck_types(self) -> tuple[int, ...]:
         """The deck as tile types, one entry per physical tile, canonical order."""
         names = NAMED_DECKS[self.deck] if isinstance(self.deck, str) else self.deck
         return tuple(sorted(parse_type(n) for n in names))
 
-    @property
+    @functools.cached_property
     def deck_mask(self) -> int:
         """The deck as a mask over physical tiles: copy k of a type is its k-th bit."""
         mask, seen = 0, [0] * NUM_TYPES
@@ -92,11 +94,11 @@ class RuleSet:
             seen[t] += 1
         return mask
 
-    @property
+    @functools.cached_property
     def hand_size(self) -> int:
         return len(self.deck_types) // self.players
 
-    @property
+    @functools.cached_property
     def par(self) -> int:
         return self.hand_size // 2
 

@@ -1,0 +1,40 @@
+"""Registers the built-in agents with ``agents.base.REGISTRY``."""
+from __future__ import annotations
+
+from .base import register
+from .baselines import ExpertAgent, GreedyAgent, RandomAgent
+
+
+def _no_argument(kind: str, argument: str | None) -> None:
+    if argument is not None:
+        raise ValueError(f"agent {kind!r} takes no argument, got {kind}:{argument}")
+
+
+@register("random")
+def _random(argument, rules, seed):
+    _no_argument("random", argument)
+    return RandomAgent(rules, seed)
+
+
+@register("greedy")
+def _greedy(argument, rules, seed):
+    _no_argument("greedy", argument)
+    return GreedyAgent(rules, seed)
+
+
+@register("expert")
+def _expert(argument, rules, seed):
+    _no_argument("expert", argument)
+    return ExpertAgent(rules, seed)
+
+
+@register("pimc")
+def _pimc(argument, rules, seed):
+    from .pimc import DEFAULT_SAMPLES, PimcAgent
+    if argument is None:
+        return PimcAgent(rules, seed)
+    samples, _, policy = argument.partition(",")
+    if not samples.isdigit() or int(samples) < 1:
+        raise ValueError(f"pimc takes a number of samples, as in pimc:{DEFAULT_SAMPLES} or "
+                         f"pimc:{DEFAULT_SAMPLES},random; got pimc:{argument}")
+    return PimcAgent(rules, seed, samples=int(samples), policy=policy or "greedy")

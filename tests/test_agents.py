@@ -1,0 +1,77 @@
+"""Agents choose only legal actions; the duplicate arena is well formed and reproducible."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.arena import evaluate, play_hand
+from tiengow_env.game import Game
+from tiengow_env.rules import PRESETS
+
+PRESET_RULES = sorted(PRESETS) + [{"one_red_dot": "choice"}, {"must_beat_if_able": True}]
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "pimc:4"])
+@pytest.mark.parametrize("rules", PRESET_RULES, ids=str)
+def test_agents_only_choose_legal_actions(spec, rules):
+    """Every action of every seat is checked by Game.step, which refuses illegal ones."""
+    hands = 12 if spec.startswith("pimc") else 120
+    for seed in range(hands):
+        game = Game(seed=seed, rules=rules)
+        agents = [make_agent(spec, game.rules, seed=s) for s in range(game.players)]
+        play_hand(game, agents, seed)
+        assert game.is_over
+
+
+def test_declaring_agents_declare_one_red_dot():
+    hands = [["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
+             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
+             ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
+             ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    for spec in ("greedy", "expert"):
+        game = Game(hands=hands, banker=1, rules={"one_red_dot": "choice"})
+        obs, mask = game.observe()
+        action = make_agent(spec, game.rules).act(obs, mask)
+        assert game.action_name(action) == "declare"
+
+
+def test_unknown_specs_are_refused():
+    with pytest.raises(ValueError, match="agents are"):
+        make_agent("nobody")
+    with pytest.raises(ValueError, match="samples"):
+        make_agent("pimc:many")
+    with pytest.raises(ValueError, match="no argument"):
+        make_agent("greedy:3")
+
+
+def test_eval_is_well_formed_reproducible_and_zero_sum():
+    a = evaluate("greedy", "random", deals=30, seed=4)
+    b = evaluate("greedy", "random", deals=30, seed=4, workers=2)
+    assert a == b  # same numbers whatever the number of workers
+    assert a.hands == 4 * 30 and len(a.chips_by_seat) == 4
+    assert abs(sum(a.chips_by_seat)) < 1e-9
+    assert a.ci95[0] < a.chips_per_hand < a.ci95[1]
+
+
+def test_ci_shrinks_with_more_deals():
+    small = evaluate("random", "random", deals=20, seed=1)
+    large = evaluate("random", "random", deals=160, seed=1)
+    assert large.ci95[1] - large.ci95[0] < 0.6 * (small.ci95[1] - small.ci95[0])
+
+
+def test_greedy_beats_random_clearly():
+    result = evaluate("greedy", "random", deals=100, seed=2)
+    assert result.ci95[0] > 5  # measured: about +16 chips per hand
+
+
+def test_cli_eval_json_last_line(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "tiengow_env.cli", "eval", "expert", "--vs", "greedy",
+                          "--deals", "6", "--seed", "3", "--json"], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    line = json.loads(run.stdout.strip().splitlines()[-1])
+    assert {"candidate", "opponent", "deals", "hands", "chips_per_hand", "ci95"} <= set(line)
+    assert line["deals"] == 6 and line["hands"] == 24
+    assert np.isclose(sum(line["chips_by_seat"]), 0)
