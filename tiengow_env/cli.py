@@ -227,6 +227,17 @@ def cmd_league(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("bench")
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
+    from benchmarks import bench
+    figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
+    if args.only is None:
+        bench.save(figures)
+    print(json.dumps(figures) if args.json else bench.table(figures))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -265,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
+    p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
+    p.add_argument("--quick", action="store_true", help="shorter runs")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--peers", action="store_true", help="also OpenSpiel, PettingZoo and RLCard ([peers] extra)")
+    p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME")
     return parser
 
 

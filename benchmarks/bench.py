@@ -1,0 +1,181 @@
+"""``tiengow bench``: every throughput figure of the platform, and the peers', in one run.
+
+Each figure is measured after a warm-up, as the median of several timed runs, on one core
+unless its name says otherwise. Steps are decisions (the environments' actions) taken with
+uniformly random legal actions. ``--json`` prints one JSON object; every run also writes
+``benchmarks/results/latest.json`` and ``latest.md`` (the table the README shows).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from . import core, peers
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _median_rate(run: Callable[[], int], seconds: float, repeats: int) -> float:
+    run()
+    rates = []
+    for _ in range(repeats):
+        done, start = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            done += run()
+        rates.append(done / elapsed)
+    return statistics.median(rates)
+
+
+def game_api_steps_per_s(seconds: float, repeats: int) -> float:
+    from tiengow_env.game import Game
+    rng = np.random.default_rng(0)
+    seed = [0]
+
+    def hand() -> int:
+        seed[0] += 1
+        game, steps = Game(seed=seed[0]), 0
+        while not game.is_over:
+            legal = game.legal_actions()
+            game.step(legal[int(rng.integers(len(legal)))])
+            steps += 1
+        return steps
+    return _median_rate(hand, seconds, repeats)
+
+
+def aec_steps_per_s(seconds: float, repeats: int) -> float:
+    from tiengow_env import tiengow_v0
+    env = tiengow_v0.env()
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def some_steps() -> int:
+        for _ in range(1000):
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+            else:
+                env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+            if not env.agents:
+                env.reset()
+        return 1000
+    return _median_rate(some_steps, seconds, repeats)
+
+
+def gym_steps_per_s(seconds: float, repeats: int) -> float:
+    """Steps of the learning seat (random opponents move inside each step)."""
+    import gymnasium as gym
+
+    import tiengow_env  # noqa: F401  (registers TienGow-v0)
+    env = gym.make("TienGow-v0")
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    state = {"info": info}
+
+    def some_steps() -> int:
+        for _ in range(1000):
+            action = int(rng.choice(np.flatnonzero(state["info"]["action_mask"])))
+            _, _, terminated, truncated, state["info"] = env.step(action)
+            if terminated or truncated:
+                _, state["info"] = env.reset()
+        return 1000
+    return _median_rate(some_steps, seconds, repeats)
+
+
+def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
+    """Env steps per second (num_envs per call), random legal actions drawn in compiled code."""
+    from tiengow_env import VectorEnv
+    env = VectorEnv(num_envs, seed=0)
+    actions = np.zeros(num_envs, dtype=np.int64)
+
+    def one_call() -> int:
+        env.random_actions(actions)
+        env.step(actions)
+        return num_envs
+    return _median_rate(one_call, seconds, repeats)
+
+
+def memory_bytes() -> dict[str, float]:
+    from tiengow_env import VectorEnv
+    from tiengow_env import layout as L
+    env = VectorEnv(1024, seed=0)
+    per_env = sum(v.nbytes for v in vars(env).values() if isinstance(v, np.ndarray) and v.shape[:1] == (1024,))
+    return {"bytes_per_game_state": L.S_LEN * 8, "bytes_per_vector_slot": per_env / 1024}
+
+
+def measure(quick: bool = False, with_peers: bool = False, only: str | None = None,
+            log: Callable[[str], None] = print) -> dict:
+    seconds, repeats = (0.5, 3) if quick else (2.0, 5)
+    hands = 50_000 if quick else 200_000
+    jobs: list[tuple[str, Callable[[], object]]] = [
+        ("core_hands_per_s", lambda: core.core_hands_per_s("standard", hands, repeats)),
+        ("core_hands_per_s_all_cores", lambda: core.core_hands_per_s_all_cores("standard", hands, 3)),
+        ("game_api_steps_per_s", lambda: game_api_steps_per_s(seconds, repeats)),
+        ("aec_steps_per_s", lambda: aec_steps_per_s(seconds, repeats)),
+        ("gym_steps_per_s", lambda: gym_steps_per_s(seconds, repeats)),
+        *[(f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats)) for n in (1, 64, 1024, 4096)],
+        ("replay_records_per_s", lambda: core.replay_records_per_s(repeats=repeats)),
+        ("compile_and_import", core.compile_and_import_s),
+        ("memory", memory_bytes),
+    ]
+    figures: dict = {}
+    for name, job in jobs:
+        if only and only not in name:
+            continue
+        log(f"measuring {name} ...")
+        value = job()
+        figures.update(value if isinstance(value, dict) else {name: value})
+    if with_peers:
+        log("measuring peers ...")
+        figures["peers"], figures["peers_skipped"] = peers.measure(seconds, repeats)
+        figures["ratios"] = ratios(figures)
+    figures["machine"] = core.machine()
+    figures["command"] = "tiengow bench" + (" --quick" if quick else "") + (" --peers" if with_peers else "") + (
+        f" --only {only}" if only else "")
+    return figures
+
+
+RATIOS = {  # name: (our figure, their figure, target)
+    "core_vs_openspiel_oh_hell_cpp": ("core_hands_per_s", "openspiel_oh_hell_cpp_games_per_s", 10),
+    "core_vs_openspiel_hearts_cpp": ("core_hands_per_s", "openspiel_hearts_cpp_games_per_s", None),
+    "aec_vs_pettingzoo_leduc_aec": ("aec_steps_per_s", "pettingzoo_leduc_aec_steps_per_s", 4),
+    "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", None),
+    "core_vs_rlcard_doudizhu": ("core_hands_per_s", "rlcard_doudizhu_games_per_s", None),
+    "vector_4096_vs_aec": ("vector_steps_per_s_4096", "aec_steps_per_s", 30),
+}
+
+
+def ratios(figures: dict) -> dict[str, float]:
+    mine = dict(figures, **figures.get("peers", {}))
+    return {name: mine[ours] / mine[theirs] for name, (ours, theirs, _) in RATIOS.items()
+            if mine.get(ours) and mine.get(theirs)}
+
+
+def table(figures: dict) -> str:
+    """Markdown table of every figure, then the ratios with their targets."""
+    lines = ["| figure | value |", "|---|---:|"]
+    for key, value in figures.items():
+        if isinstance(value, (int, float)):
+            lines.append(f"| {key} | {value:,.3f} |" if value < 100 else f"| {key} | {value:,.0f} |")
+    for key, value in figures.get("peers", {}).items():
+        lines.append(f"| peer: {key} | {value:,.0f} |")
+    for key, reason in figures.get("peers_skipped", {}).items():
+        lines.append(f"| peer: {key} | skipped: {reason} |")
+    if figures.get("ratios"):
+        lines += ["", "| ratio (ours / theirs) | value | target |", "|---|---:|---:|"]
+        for key, value in figures["ratios"].items():
+            target = RATIOS[key][2]
+            lines.append(f"| {key} | {value:,.1f}x | {f'>= {target}x' if target else ''} |")
+    return "\n".join(lines)
+
+
+def save(figures: dict) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(figures, indent=1) + "\n")
+    (RESULTS / "latest.md").write_text(f"`{figures['command']}` on {figures['machine']['processor']}, "
+                                       f"{figures['machine']['cores']} cores, Python {figures['machine']['python']}\n\n"
+                                       + table(figures) + "\n")
