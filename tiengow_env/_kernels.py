@@ -21,7 +21,7 @@ from .layout import (MAX_SEATS, PHASE_DECLARE, PHASE_FOLLOW, PHASE_LEAD, PHASE_O
                      S_BEST_SEAT, S_BONUS, S_COLS, S_DEALT, S_DECLARER, S_DOOMED, S_DOWN, S_HAND,
                      S_LEADER, S_LEN, S_LOG, S_MULT_LAST, S_MULT_SHUT, S_OWED, S_PHASE, S_SETTLE,
                      S_SIZE, S_STREAK, S_TABLE, S_TO_ACT, S_TRICK, S_UP, S_WINNER, STAKE_QUARTET,
-                     STAKE_SUPREME, T_BEAT_END, T_BEAT_START, T_LAST_BONUS, T_MASK, T_SIZE,
+                     STAKE_SUPREME, T_BEAT_END, T_BEAT_START, T_LAST_BONUS, T_MASK, T_SIZE, T_STRENGTH,
                      T_STAKE)
 from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TYPE_BITS, TYPE_MASK
 
@@ -29,7 +29,8 @@ _CIVIL_LOW = np.int64(CIVIL_LOW)
 _CIVIL_ALL = np.int64((int(CIVIL_LOW) << 1) | int(CIVIL_LOW))
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
-_TYPE_LOW = np.left_shift(1, TYPE_BITS[:, 0]).astype(np.int64)  # copy 0 of each type
+_TYPE_BIT = TYPE_BITS[:, 0].astype(np.int64)  # bit of copy 0 of each type
+_TYPE_LOW = np.left_shift(1, _TYPE_BIT).astype(np.int64)
 _TILE_RED = RED_PIPS[TILE_TYPE].astype(np.int64)
 DISCARD_SET = np.int64(1) << 40  # perft decision code: DISCARD_SET | canonical mask
 
@@ -44,10 +45,21 @@ def popcount(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
+def _make_debruijn() -> np.ndarray:
+    """_DEBRUIJN[((b & -b) * 0x077CB531 mod 2**32) >> 27] = index of the lowest set bit of b."""
+    table = np.zeros(32, dtype=np.int64)
+    for bit in range(32):
+        table[(((1 << bit) * 0x077CB531) & 0xFFFFFFFF) >> 27] = bit
+    return table
+
+
+_DEBRUIJN = _make_debruijn()
+
+
 @njit(cache=True)
 def lowest_bit(x):
-    """Index of the lowest set bit of a non-zero mask."""
-    return popcount((x & -x) - 1)
+    """Index of the lowest set bit of a non-zero mask below 2**32 (de Bruijn multiply)."""
+    return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
 
 
 @njit(cache=True)
@@ -243,11 +255,9 @@ def legal_actions(state, table, rules, out):
             n += held & table[j, T_MASK] == table[j, T_MASK]
         if n > 0 and rules[R_MUST_BEAT]:
             return n
-    remaining = held & (_CIVIL_LOW | ~_CIVIL_ALL)
-    while remaining:
-        out[n] = C + _TILE_TYPE[lowest_bit(remaining)]
-        remaining &= remaining - 1
-        n += 1
+    for t in range(NUM_TYPES):  # a discard of each type held (branch-free)
+        out[n] = C + t
+        n += (held >> _TYPE_BIT[t]) & 1
     return n
 
 
@@ -552,6 +562,111 @@ def perft(state, depth, table, rules):
             counts[level] = decisions(states[level], table, rules, scratch, moves[level])
     return total
 
+
+
+# ----------------------------------------------------------------------------- search
+ROLLOUT_RANDOM, ROLLOUT_GREEDY = 0, 1
+# Worth of a single tile inside its suit, 0 (weakest) .. 1 (strongest): civil by rank, military
+# by pips 3 .. 9. The greedy rollout policy discards the tile worth least.
+_TYPE_WORTH = np.array([(10 - t) / 10.0 for t in range(11)]
+                       + [(p - 3) / 6.0 for p in (9, 9, 8, 8, 7, 7, 6, 5, 5, 3)])
+
+
+@njit(cache=True)
+def greedy_action(state, table, rules, scratch):
+    """Rollout policy: lead the largest, then strongest, combination; beat with the weakest
+    beating combination; otherwise discard the tile worth least; always declare One Red Dot."""
+    n = legal_actions(state, table, rules, scratch)
+    C = rules[R_COMBOS]
+    phase = state[S_PHASE]
+    if phase == PHASE_DECLARE:
+        return C + NUM_TYPES
+    best = scratch[0]
+    if phase == PHASE_LEAD:
+        for i in range(1, n):
+            j = scratch[i]
+            if table[j, T_SIZE] > table[best, T_SIZE] or (
+                    table[j, T_SIZE] == table[best, T_SIZE] and table[j, T_STRENGTH] > table[best, T_STRENGTH]):
+                best = j
+        return best
+    if best < C:  # beats come first, weakest first
+        return best
+    for i in range(1, n):
+        if _TYPE_WORTH[scratch[i] - C] < _TYPE_WORTH[best - C]:
+            best = scratch[i]
+    return best
+
+
+@njit(cache=True)
+def rollout(state, policy, table, rules, rng, scratch):
+    """Play the hand to its end with the rollout policy (ROLLOUT_RANDOM or ROLLOUT_GREEDY)."""
+    while state[S_PHASE] != PHASE_OVER:
+        if policy == ROLLOUT_GREEDY:
+            action = greedy_action(state, table, rules, scratch)
+        else:
+            action = scratch[rand_below(rng, legal_actions(state, table, rules, scratch))]
+        step(state, action, table, rules)
+
+
+@njit(cache=True)
+def determinize(state, seat, face_up, rules, rng, out):
+    """A full state consistent with what ``seat`` knows, into ``out``.
+
+    The tiles hidden from ``seat`` (the other hands, and the other seats' face-down tiles
+    unless discards are face up) are dealt again at random, each seat keeping its number of
+    tiles in hand and face down. Everything public stays as it is.
+    """
+    players = rules[R_PLAYERS]
+    out[:] = state
+    bits = np.empty(32, dtype=np.int64)
+    n = 0
+    for s in range(players):
+        if s == seat:
+            continue
+        hidden = state[S_HAND + s] | (0 if face_up else state[S_DOWN + s])
+        while hidden:
+            bits[n] = lowest_bit(hidden)
+            hidden &= hidden - 1
+            n += 1
+    for i in range(n - 1, 0, -1):
+        j = rand_below(rng, i + 1)
+        bits[i], bits[j] = bits[j], bits[i]
+    k = 0
+    for s in range(players):
+        if s == seat:
+            continue
+        hand = np.int64(0)
+        for _ in range(popcount(state[S_HAND + s])):
+            hand |= np.int64(1) << bits[k]
+            k += 1
+        down = state[S_DOWN + s]
+        if not face_up:
+            down = np.int64(0)
+            for _ in range(popcount(state[S_DOWN + s])):
+                down |= np.int64(1) << bits[k]
+                k += 1
+        out[S_HAND + s] = hand
+        out[S_DOWN + s] = down
+        out[S_DEALT + s] = hand | down | state[S_UP + s]
+        out[S_TABLE + s] = state[S_TABLE + s] & state[S_UP + s]
+
+
+@njit(cache=True)
+def pimc_values(state, seat, actions, samples, policy, face_up, table, rules, rng, out):
+    """Mean chips of ``seat`` after each of ``actions``, over ``samples`` determinizations
+    (the same worlds for every action), each played out with the rollout policy."""
+    world = np.empty(S_LEN, dtype=np.int64)
+    child = np.empty(S_LEN, dtype=np.int64)
+    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    out[:] = 0.0
+    for _ in range(samples):
+        determinize(state, seat, face_up, rules, rng, world)
+        for i in range(actions.shape[0]):
+            child[:] = world
+            step(child, actions[i], table, rules)
+            rollout(child, policy, table, rules, rng, scratch)
+            out[i] += child[S_BONUS + seat] + child[S_SETTLE + seat]
+    out /= samples
 
 # ---- observations and vector env
 # Owned by the environments layer (env.py, gym_env.py, vector.py); nothing above is changed.

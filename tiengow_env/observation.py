@@ -10,7 +10,8 @@ Seats are *relative to the observer*: row ``r`` of a per-seat view is seat
 players (4, or 3), ``T = 21`` tile types in canonical order (``tiles.NAMES``), ``H`` the
 hand size, ``K = layout.MAX_TRICKS = 10``.
 
-Observation of seat ``o`` (``D = 17 T + 8 P + 21 = 285`` floats with 4 players, 262 with 3):
+Observation of seat ``o``: ``D = (3 + 2P) T + 7P + 23`` floats, 282 with four players and 233
+with three.
 
 | view         | shape    | values  | meaning                                                             |
 |--------------|----------|---------|---------------------------------------------------------------------|
@@ -40,7 +41,8 @@ Everything above is public or o's own: no other seat's hand, and no other seat's
 tiles (only how many went down: `tiles_left` and `up` give it).
 
 Information state of seat ``o`` (perfect recall over the public history plus o's own
-tiles): the observation above, then
+tiles): the observation above, then the following, ``D + T + K (2P T + 2P)`` floats in all
+(2063 with four players, 1574 with three).
 
 | view            | shape        | meaning                                                      |
 |-----------------|--------------|--------------------------------------------------------------|

@@ -1,0 +1,288 @@
+"""The environments against their APIs: PettingZoo's api_test and seed_test, Gymnasium's
+check_env, the vector env's arrays, and the handling of bad input."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test, seed_test
+
+import tiengow_env
+from tiengow_env import layout as L
+from tiengow_env import tiengow_v0
+from tiengow_env.gym_env import TienGowEnv
+from tiengow_env.vector import VectorEnv
+
+PRESETS = ["standard", "micro", "three_player", "hongkong", "seed001", {"one_red_dot": "choice"}]
+
+
+# ----------------------------------------------------------------------------- PettingZoo
+@pytest.mark.parametrize("rules", PRESETS, ids=str)
+def test_pettingzoo_api(rules):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dict observations: the same notes as PettingZoo's classic games
+        api_test(tiengow_v0.env(rules=rules), num_cycles=1000)
+        api_test(tiengow_v0.env(rules=rules, hands=3), num_cycles=200)
+        api_test(tiengow_v0.raw_env(rules=rules), num_cycles=200)
+
+
+@pytest.mark.parametrize("rules", ["standard", "three_player"])
+def test_pettingzoo_seed(rules):
+    seed_test(lambda: tiengow_v0.env(rules=rules), num_cycles=500)
+
+
+def test_module_layout():
+    assert tiengow_env.tiengow_v0 is tiengow_v0
+    from tiengow_env import tiengow_v0 as again
+    assert again.raw_env is tiengow_v0.raw_env
+    raw = tiengow_v0.raw_env()
+    assert raw.metadata["name"] == "tiengow_v0" and raw.possible_agents == [f"player_{s}" for s in range(4)]
+    assert tiengow_v0.raw_env(rules="three_player").possible_agents == ["player_0", "player_1", "player_2"]
+    assert raw.action_space("player_0").n == 84
+    assert raw.observation_space("player_0")["observation"].shape == (282,)
+    assert raw.information_state_space("player_0").shape == (raw.session.layout.information_size,)
+
+
+def test_raw_env_refuses_illegal_actions():
+    env = tiengow_v0.raw_env()
+    env.reset(seed=1)
+    before = env.session.state.copy()
+    with pytest.raises(ValueError, match=r"action 0 \(play 5-1\) is not legal for seat 0; legal: 8 \(play 4-4\), "):
+        env.step(0)
+    for bad in (84, -1, 2.0, "3", True, None):
+        with pytest.raises(ValueError):
+            env.step(bad)
+    assert np.array_equal(env.session.state, before) and env.agent_selection == "player_0"
+    env.step(np.int32(env.session.combos.find([20])))  # numpy integers are actions too
+    assert env.agent_selection == "player_1"
+
+
+def test_wrapped_env_terminates_on_illegal_actions():
+    env = tiengow_v0.env(illegal_reward=-3)
+    env.reset(seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(0)
+    assert all(env.terminations.values())
+    assert env._cumulative_rewards["player_0"] == -3 and env.rewards["player_1"] == 0
+    env.reset(seed=1)
+    with pytest.raises(AssertionError):  # outside the action space
+        env.step(84)
+
+
+def test_episode_end_and_dead_steps():
+    env = tiengow_v0.raw_env(reward_scale=0.1)
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    totals = dict.fromkeys(env.agents, 0.0)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+        for agent, reward in env.rewards.items():
+            totals[agent] += reward
+    net = env.game.net()
+    assert np.allclose([totals[a] for a in env.possible_agents], net * 0.1)
+    assert not env.observe("player_0")["action_mask"].any()
+    with pytest.raises(ValueError):
+        env.step(0)  # a dead agent's only action is None
+    while env.agents:
+        env.step(None)
+
+
+def test_render_modes(capsys):
+    env = tiengow_v0.raw_env(render_mode="ansi")
+    env.reset(seed=1)
+    text = env.render()
+    assert "banker player_0" in text and "4-4 3-1 5-5 6-5 6-1 6-3 4-2 2-1" in text and "to lead" in text
+    env.step(env.session.combos.find([20]))
+    env.step(env.session.combos.num_combos + 5)  # player_1 puts a 3-3 face down
+    text = env.render()
+    assert "Trick of 1: player_0 2-1, player_1 1 down; best 2-1 (player_0)" in text
+    assert "down: 3-3" in text and "> player_2" in text
+    human = tiengow_v0.raw_env(render_mode="human", hands=2)
+    human.reset(seed=2)
+    assert "hand 1 of 2" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="render_mode"):
+        tiengow_v0.raw_env(render_mode="rgb_array")
+    silent = tiengow_v0.raw_env()
+    silent.reset()
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert silent.render() is None
+
+
+def test_import_is_light():
+    code = ("import sys, time; t = time.perf_counter(); import tiengow_env; "
+            "assert not {'torch', 'pettingzoo', 'numba'} & set(sys.modules), sorted(sys.modules); "
+            "import gymnasium; assert 'TienGow-v0' in gymnasium.registry")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ----------------------------------------------------------------------------- Gymnasium
+@pytest.mark.parametrize("kwargs", [{}, {"seat": 3}, {"rules": "micro"}, {"rules": "seed001", "seat": 1},
+                                    {"rules": "three_player", "hands": 2}, {"rules": {"one_red_dot": "choice"}}],
+                         ids=str)
+def test_gymnasium_check_env(kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(3):  # check_env draws some actions from an unseeded space
+            check_env(gym.make("TienGow-v0", **kwargs).unwrapped)
+        check_env(gym.make("TienGow-v0", render_mode="ansi", **kwargs))
+
+
+def test_sampled_actions_stay_legal():
+    import copy
+    import pickle
+
+    from tiengow_env.gym_env import SampledAction
+    env = TienGowEnv()
+    env.action_space.seed(0)
+    env.reset(seed=1)
+    sampled = env.action_space.sample()
+    assert isinstance(sampled, SampledAction) and env.action_masks()[sampled]
+    assert copy.deepcopy(sampled).draw == pickle.loads(pickle.dumps(sampled)).draw == sampled.draw
+    env.reset(seed=2)  # another decision: the sample stands for the legal action of its rank
+    legal = np.flatnonzero(env.action_masks())
+    assert sampled.resolve(env._mask) == (int(sampled) if int(sampled) in legal
+                                          else legal[int(sampled.draw * len(legal))])
+    env.step(sampled)
+    env.reset(seed=2)
+    with pytest.raises(ValueError, match="not legal"):  # a plain integer is never reinterpreted
+        env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
+
+
+def test_gymnasium_env_refuses_illegal_actions():
+    env = gym.make("TienGow-v0").unwrapped
+    obs, info = env.reset(seed=1)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    state = env.session.state.copy()
+    with pytest.raises(ValueError, match="not legal"):
+        env.step(illegal)
+    with pytest.raises(ValueError):
+        env.step(1.5)
+    assert np.array_equal(env.session.state, state)
+    terminated = False
+    while not terminated:
+        action = env.action_space.sample()  # no mask: a legal action of this decision
+        assert env.action_masks()[action]
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+    assert not info["action_mask"].any()
+    assert env.information_state().shape == (env.session.layout.information_size,)
+    with pytest.raises(ValueError, match="reset"):
+        env.step(0)
+
+
+def test_gymnasium_opponents():
+    calls = []
+
+    def first_legal(observation, action_mask):
+        calls.append(observation.shape)
+        return int(np.flatnonzero(action_mask)[0])
+
+    for opponents in (first_legal, [first_legal] * 3, {1: first_legal, 3: first_legal}, [None, None, None, None]):
+        env = TienGowEnv(opponents=opponents, seat=0)
+        env.reset(seed=4)
+        done = False
+        while not done:
+            _, _, done, _, _ = env.step(env.action_space.sample())
+    assert calls and set(calls) == {(282,)}
+    for bad in ("random", [first_legal], {1: 3}):
+        with pytest.raises(ValueError):
+            TienGowEnv(opponents=bad)
+    with pytest.raises(ValueError, match="seat"):
+        TienGowEnv(seat=4)
+    cheat = TienGowEnv(opponents=lambda observation, action_mask: 0, seat=1)
+    with pytest.raises(ValueError, match="opponent at seat"):
+        cheat.reset(seed=1)  # seat 0 banks and leads: it cannot play 6-6 without holding it
+
+
+def test_gymnasium_match_and_seat():
+    env = gym.make("TienGow-v0", rules="three_player", seat=2, hands=3, reward_scale=0.5)
+    obs, info = env.reset(seed=9)
+    total, done = 0.0, False
+    while not done:
+        obs, reward, done, _, info = env.step(env.action_space.sample(mask=info["action_mask"]))
+        total += reward
+    assert total == info["episode_chips"][2] * 0.5 and info["episode_chips"].sum() == 0
+
+
+# ----------------------------------------------------------------------------- vector env
+def test_vector_env_arrays():
+    venv = VectorEnv(16, seed=5)
+    assert venv.observation.shape == (16, 282) and venv.observation.dtype == np.float32
+    assert venv.action_mask.shape == (16, 84) and venv.action_mask.dtype == np.int8
+    assert venv.rewards.shape == (16, 4) and venv.terminated.dtype == bool and venv.to_act.shape == (16,)
+    chips = np.zeros((16, 4))
+    finished = 0
+    for _ in range(200):
+        actions = venv.random_actions()
+        assert venv.action_mask[np.arange(16), actions].all()
+        obs, mask, seats, rewards, terminated = venv.step(actions)
+        assert obs is venv.observation and rewards is venv.rewards
+        assert np.array_equal(rewards.sum(axis=1), np.zeros(16))
+        chips += rewards
+        for i in np.flatnonzero(terminated):
+            assert np.array_equal(venv.episode_net[i], chips[i])
+            chips[i] = 0
+            finished += 1
+        for i in range(16):
+            legal = venv.legal_actions[i, 1:1 + venv.legal_actions[i, 0]]
+            assert sorted(legal) == list(np.flatnonzero(mask[i]))
+            assert seats[i] == venv.states[i, L.S_TO_ACT]
+    assert finished > 50
+
+
+def test_vector_env_refuses_illegal_actions():
+    venv = VectorEnv(4, seed=0)
+    actions = venv.random_actions()
+    bad = actions.copy()
+    bad[2] = int(np.flatnonzero(venv.action_mask[2] == 0)[0])
+    states = venv.states.copy()
+    with pytest.raises(ValueError, match=rf"env 2: action {bad[2]} \(.*\) is not legal"):
+        venv.step(bad)
+    assert np.array_equal(venv.states, states)  # no env has moved
+    for wrong in (actions[:3], actions.astype(float), np.full(4, 99)):
+        with pytest.raises(ValueError):
+            venv.step(wrong)
+    with pytest.raises(ValueError):
+        VectorEnv(0)
+    venv.step(actions)
+
+
+def test_vector_env_seeds():
+    a, b = VectorEnv(8, seed=21), VectorEnv(8, seed=21)
+    for _ in range(50):
+        actions = a.random_actions()
+        assert np.array_equal(actions, b.random_actions())
+        a.step(actions)
+        b.step(actions)
+    assert np.array_equal(a.states, b.states) and np.array_equal(a.observation, b.observation)
+    first = VectorEnv(8, seed=21).states.copy()
+    a.reset(seed=21)
+    assert np.array_equal(a.states, first)
+    a.reset()  # continues every env's generator: new deals
+    assert not np.array_equal(a.states[:, L.S_DEALT], first[:, L.S_DEALT])
+
+
+def test_vector_match_matches_aec_match():
+    hands = 3
+    venv = VectorEnv(1, seed=8, hands=hands)
+    env = tiengow_v0.raw_env(hands=hands)
+    env.reset(seed=8)
+    rng = np.random.default_rng(2)
+    while True:
+        mask = env.observe(env.agent_selection)["action_mask"]
+        assert np.array_equal(mask, venv.action_mask[0]) and env.agent_selection == f"player_{venv.to_act[0]}"
+        action = int(rng.choice(np.flatnonzero(mask)))
+        env.step(action)
+        venv.step(np.array([action]))
+        assert [env.rewards[a] for a in env.possible_agents] == list(venv.rewards[0])
+        if all(env.terminations.values()):
+            assert venv.terminated[0]
+            assert list(venv.episode_net[0]) == list(env.session.episode_chips[:4])
+            break
+        assert not venv.terminated[0]

@@ -1,0 +1,355 @@
+"""PettingZoo AEC environment ``tiengow_v0``: one hand (or a match of hands) of Tien Gow.
+
+Use ``tiengow_env.tiengow_v0.env(rules="standard")`` (wrapped, as PettingZoo's classic games
+are) or ``raw_env(...)``. Agents are ``player_0`` .. ``player_{P-1}``, one per seat (P = 4,
+or 3 under ``players: 3``); the seat numbers are the core's (RULES.md section 3).
+
+Actions, ``Discrete(A)``: the core's action ids (``layout.py``), unchanged, with
+``C = table_for(rules).num_combos`` (61 for classic rules over the 32-tile deck):
+
+| id            | action                                   | legal when                                  |
+|---------------|------------------------------------------|---------------------------------------------|
+| 0 .. C-1      | play combination j face up (lead or beat) | leading: held; following: held and beats    |
+|               | (``CombinationTable.combos[j]``)         | the current best, before any discard        |
+| C + t         | put one tile of type t face down          | following, tile held (never when leading).   |
+|  (t = 0..20)  |                                          | A follower answering n tiles takes n such   |
+|               |                                          | decisions in a row; the first commits it,   |
+|               |                                          | and then only discards are legal            |
+| C + 21        | declare One Red Dot                       | only under ``one_red_dot: choice``          |
+| C + 22        | decline One Red Dot                       | only under ``one_red_dot: choice``          |
+
+A = C + 23 (84 for classic rules). The mask is exact: it comes from the core's
+``legal_actions``, so every legal decision and nothing else (``must_beat_if_able`` included).
+Early-death discards are no decisions: the core makes them.
+
+Observations: ``{"observation": float32 (D,), "action_mask": int8 (A,)}``, the observing
+seat's view with seats relative to it (table in ``observation.py``; D = 282 with four
+players). The mask is all 0 for a seat that is not to act. ``information_state(agent)``
+gives the perfect-recall information-state vector (``observation.py``).
+
+Rewards: chips, when they are paid (RULES.md sections 5 and 6): a trick bonus with the step
+that ends its trick, the settlement with the step that ends the hand, each multiplied by
+``reward_scale``. Every seat is rewarded at every step (mostly 0), and the rewards of a
+hand sum to zero.
+
+Episodes: ``hands=1`` (default) is one hand; ``hands=n`` is a match of n hands (RULES.md
+section 7): the next hand is dealt from the same generator, its banker is W of the hand
+before (the last trick's winner or the One Red Dot declarer, ``state[S_WINNER]``), the
+banker's ``streak`` counts on, and chips accumulate. A hand decided at the deal (an automatic
+One Red Dot declaration) takes no decision: it is settled at once, does not count as one of
+the ``hands``, its chips are paid with the next step, and the next hand follows as in a match.
+
+Seeds: ``reset(seed=s)`` seeds the core's xorshift generator exactly as ``Game(seed=s)``
+does, so the first deal and banker are ``Game(seed=s)``'s. ``reset()`` without a seed
+continues the same generator (deal, then dice) rather than reseeding, so ``reset(seed=s)``
+followed by k plain resets gives the same deals as env i of ``VectorEnv(seed=s - i)`` after
+k auto-resets.
+
+Illegal actions: ``raw_env.step`` raises ``ValueError`` naming the action, the seat and the
+legal actions, and changes nothing. ``env()`` wraps it in PettingZoo's
+``TerminateIllegalWrapper`` (the classic games' convention): an action outside the mask
+ends the episode for everyone, the offender gets ``illegal_reward`` (default -1) and the
+others 0. Out-of-range actions fail ``AssertOutOfBoundsWrapper``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import _kernels as K
+from . import layout as L
+from .combos import table_for
+from .game import Game
+from .observation import ObservationLayout, new_history
+from .rules import RuleSet
+from .tiles import mask_names
+
+RENDER_MODES = ("ansi", "human")
+
+
+class Session:
+    """A table playing one episode after another: the state the AEC and Gymnasium envs share.
+
+    ``state`` is the core's state array of the hand in play; ``game`` is a ``Game`` that reads
+    that same array (for action names, hands and ``result()``), and must not be stepped.
+    """
+
+    def __init__(self, rules: Any = "standard", hands: int = 1, reward_scale: float = 1.0):
+        self.rules = RuleSet.from_spec(rules)
+        if type(hands) is not int or hands < 1:
+            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {hands!r}")
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
+                or not np.isfinite(reward_scale):
+            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
+        self.hands = hands
+        self.reward_scale = float(reward_scale)
+        self.combos = table_for(self.rules)
+        self.table = self.combos.table
+        self.rules_array = self.combos.rules_array
+        self.players = self.rules.players
+        self.num_actions = self.combos.num_actions
+        self.layout = ObservationLayout(self.players, self.rules.hand_size)
+        self.offsets = self.layout.offsets
+        self.observation_size = self.layout.size
+        self.face_up = int(self.rules.discards_face_up)
+        self.state = np.zeros(L.S_LEN, dtype=np.int64)
+        self.rng = np.zeros(1, dtype=np.uint64)
+        self.history = new_history()
+        self.scratch = np.zeros(self.num_actions + 8, dtype=np.int64)
+        self.hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
+        self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)    # chips paid by the last step
+        self.pending = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips of hands decided at the deal
+        self.has_pending = False
+        self.episode_chips = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips paid in this episode
+        self.hands_left = hands
+        self.hand_number = 0
+        self.seeded = False
+        self.episode_over = True
+        self.game = Game(seed=0, rules=self.rules)
+        self.game.state = self.state
+
+    # ----------------------------------------------------------------- episodes
+    def reset(self, seed: int | None = None) -> None:
+        """Begin an episode; ``seed`` reseeds the core generator (as ``Game(seed=...)``),
+        None continues it (the first time, it seeds from the operating system)."""
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise ValueError(f"seed must be an integer or None, got {seed!r}")
+            K.seed_rng(self.rng, np.uint64(int(seed) % 2**64))
+        elif not self.seeded:
+            K.seed_rng(self.rng, np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        self.seeded = True
+        K.begin_episode(self.state, self.rng, self.table, self.rules_array, self.history, self.hands_buf,
+                        self.pending)
+        self.has_pending = bool(self.pending.any())
+        self.episode_chips[:] = 0
+        self.hands_left = self.hands
+        self.hand_number = 1
+        self.episode_over = False
+
+    def step(self, action: Any) -> int:
+        """Apply the acting seat's action; ``delta`` receives the chips it paid to each seat.
+
+        Returns ``_kernels.env_step``'s status (0 play goes on, 1 next hand of the match, 2 the
+        episode is over); raises ValueError for an action that is not legal (nothing changes).
+        """
+        if self.episode_over:
+            raise ValueError("no episode in play (it is over, or has not begun); call reset()")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
+                or not 0 <= action < self.num_actions:
+            raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
+        status = K.env_step(self.state, int(action), self.table, self.rules_array, self.rng, self.history,
+                            self.hands_left, self.scratch, self.hands_buf, self.delta)
+        if status < 0:
+            raise ValueError(self.illegal_message(int(action)))
+        if self.has_pending:
+            self.delta += self.pending
+            self.pending[:] = 0
+            self.has_pending = False
+        self.episode_chips += self.delta
+        if status == 1:
+            self.hands_left -= 1
+            self.hand_number += 1
+        elif status == 2:
+            self.episode_over = True
+        return status
+
+    def illegal_message(self, action: int) -> str:
+        seat = self.to_act
+        legal = self.game.legal_actions()
+        return (f"action {action} ({self.game.action_name(action)}) is not legal for seat {seat}; legal: "
+                + ", ".join(f"{a} ({self.game.action_name(a)})" for a in legal))
+
+    # ----------------------------------------------------------------- views
+    @property
+    def to_act(self) -> int:
+        """The seat to decide (-1 once the episode is over)."""
+        return int(self.state[L.S_TO_ACT])
+
+    def observe(self, seat: int, obs_out: np.ndarray, mask_out: np.ndarray) -> None:
+        K.observe(self.state, seat, self.table, self.rules_array, self.offsets, self.face_up, self.scratch,
+                  obs_out, mask_out)
+
+    def information_state(self, seat: int) -> np.ndarray:
+        out = np.empty(self.layout.information_size, dtype=np.float32)
+        K.write_information_state(self.state, self.history, seat, self.table, self.rules_array, self.offsets,
+                                  self.face_up, out)
+        return out
+
+    def render_text(self, names: list[str]) -> str:
+        """A readable picture of the table (every hand shown: this is for people, not agents)."""
+        st, g, players = self.state, self.game, self.players
+        phase = g.phase
+        head = f"Tien Gow ({self.rules.name})"
+        if self.hands > 1:
+            head += f", hand {self.hand_number} of {self.hands}"
+        tricks = int(st[L.S_TRICK])
+        head += (f", trick {min(tricks + 1, self.rules.hand_size)}" if phase != "over" else ", hand over")
+        head += f", banker {names[int(st[L.S_BANKER])]}"
+        if int(st[L.S_STREAK]) > 1:
+            head += f" (streak {int(st[L.S_STREAK])})"
+        lines = [head]
+        to_act = self.to_act
+        width = max(len(n) for n in names)
+        for s in range(players):
+            mark = ">" if s == to_act else " "
+            hand = " ".join(mask_names(st[L.S_HAND + s])) or "-"
+            line = (f"{mark} {names[s]:<{width}}  cols {int(st[L.S_COLS + s])}  "
+                    f"chips {int(st[L.S_BONUS + s] + st[L.S_SETTLE + s]):+d}  hand: {hand}")
+            down = mask_names(st[L.S_DOWN + s])
+            if down:
+                line += f"  down: {' '.join(down)}"
+            lines.append(line)
+        if phase == "declare":
+            lines.append(f"One Red Dot: {names[to_act]} may declare")
+        elif phase in ("lead", "follow"):
+            leader = int(st[L.S_LEADER])
+            if phase == "lead":
+                lines.append(f"Trick: {names[leader]} to lead")
+            else:
+                parts = []
+                for k in range(players):
+                    s = (leader + k) % players
+                    on_table = int(st[L.S_TABLE + s])
+                    if on_table:
+                        up = mask_names(on_table & int(st[L.S_UP + s]))
+                        down = mask_names(on_table & int(st[L.S_DOWN + s]))
+                        parts.append(f"{names[s]} " + ("+".join(up) if up else f"{len(down)} down"))
+                best = self.combos.combos[int(st[L.S_BEST])].label
+                lines.append(f"Trick of {int(st[L.S_SIZE])}: " + ", ".join(parts)
+                             + f"; best {best} ({names[int(st[L.S_BEST_SEAT])]})")
+                if int(st[L.S_OWED]):
+                    lines.append(f"{names[to_act]} owes {int(st[L.S_OWED])} more face down")
+        else:
+            result = g.result()
+            lines.append(f"Hand over: W = {names[result['last_trick_winner']]}, net "
+                         + ", ".join(f"{names[s]} {v:+d}" for s, v in enumerate(result["net"])))
+        if self.hands > 1:
+            lines.append("Episode chips: " + ", ".join(
+                f"{names[s]} {int(self.episode_chips[s]):+d}" for s in range(players)))
+        return "\n".join(lines)
+
+
+class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
+    """Tien Gow as a PettingZoo AEC environment (module docstring: actions, observations,
+    rewards, episodes, seeds and illegal actions)."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "name": "tiengow_v0", "is_parallelizable": False,
+                "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, rules: Any = "standard", hands: int = 1,
+                 reward_scale: float = 1.0):
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.session = Session(rules, hands, reward_scale)
+        players = self.session.players
+        self.possible_agents = [f"player_{s}" for s in range(players)]
+        self.agent_name_mapping = {agent: s for s, agent in enumerate(self.possible_agents)}
+        low, high = self.session.layout.bounds()
+        num_actions = self.session.num_actions
+        self.observation_spaces = {
+            agent: spaces.Dict({"observation": spaces.Box(low, high, dtype=np.float32),
+                                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8)})
+            for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        info_low, info_high = self.session.layout.bounds(information=True)
+        self._information_space = spaces.Box(info_low, info_high, dtype=np.float32)
+        self._zero_rewards = dict.fromkeys(self.possible_agents, 0.0)
+        self.agents = []
+
+    # ----------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def information_state_space(self, agent: str) -> spaces.Box:
+        return self._information_space
+
+    @property
+    def rules(self) -> RuleSet:
+        return self.session.rules
+
+    @property
+    def game(self) -> Game:
+        """A read-only ``Game`` over the hand in play (names, hands, ``result()``)."""
+        return self.session.game
+
+    # ----------------------------------------------------------------- AEC API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.session.reset(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict(self._zero_rewards)
+        self._cumulative_rewards = dict(self._zero_rewards)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[self.session.to_act]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        session = self.session
+        obs = np.empty(session.observation_size, dtype=np.float32)
+        mask = np.empty(session.num_actions, dtype=np.int8)
+        session.observe(self.agent_name_mapping[agent], obs, mask)
+        return {"observation": obs, "action_mask": mask}
+
+    def information_state(self, agent: str) -> np.ndarray:
+        """The agent's perfect-recall information-state vector (observation.py)."""
+        return self.session.information_state(self.agent_name_mapping[agent])
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        session = self.session
+        status = session.step(action)  # ValueError for an illegal action, before any change
+        self._cumulative_rewards[agent] = 0
+        delta, scale = session.delta, session.reward_scale
+        self.rewards = {a: float(delta[s]) * scale for s, a in enumerate(self.possible_agents)}
+        if status == 2:
+            self.terminations = dict.fromkeys(self.agents, True)
+        else:
+            self.agent_selection = self.possible_agents[session.to_act]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            return None
+        text = self.session.render_text(self.possible_agents)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        return "tiengow_v0"
+
+
+def env(render_mode: str | None = None, rules: Any = "standard", hands: int = 1, reward_scale: float = 1.0,
+        illegal_reward: float = -1.0) -> AECEnv:
+    """``raw_env`` with PettingZoo's standard wrappers for classic games (module docstring)."""
+    wrapped: AECEnv = raw_env(render_mode=render_mode, rules=rules, hands=hands, reward_scale=reward_scale)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
+
+
+__all__ = ["env", "raw_env", "Session"]

@@ -1,0 +1,228 @@
+"""Gymnasium environment ``TienGow-v0``: one learning seat against opponent policies.
+
+``gymnasium.make("TienGow-v0", rules="standard", seat=0, opponents=None, hands=1,
+reward_scale=1.0)`` (registered by ``import tiengow_env``). Actions, observations, rewards,
+episodes and seeds are those of the AEC env (``env.py``), seen from the learning seat:
+
+* ``observation_space``: ``Box`` of D float32 (``observation.py``), the learning seat's view;
+* ``action_space``: ``Discrete(A)``, the core's action ids. ``info["action_mask"]`` (int8,
+  for ``action_space.sample(mask=...)``) and ``action_masks()`` (bool, the sb3-contrib
+  ``MaskablePPO`` convention) give the legal ones. ``action_space.sample()`` with no mask
+  returns a ``SampledAction``: a uniformly random legal action of the current decision (so
+  plain random agents work), which, stepped at another decision, stands for the legal
+  action of the same rank there (as Gymnasium's ``check_env`` needs: it samples before it
+  resets);
+* reward: the chips paid to the learning seat (times ``reward_scale``) from its previous
+  decision up to this one, opponents' decisions included. Chips paid before its first
+  decision of an episode come with its first step;
+* an illegal action (any other integer outside the mask) raises ``ValueError`` and changes
+  nothing.
+
+``opponents`` gives the other seats' policies: None (uniformly random legal actions drawn
+from ``env.np_random``), one callable for every opponent, or a list / dict per seat. A policy
+is called as ``policy(observation, action_mask) -> action`` with that seat's own observation.
+
+``reset(seed=s)`` deals ``Game(seed=s)``'s hand and seeds ``np_random`` (the random
+opponents) with s. If an episode ends before the learning seat's first decision (a One Red
+Dot declared at the deal, or by an opponent under ``one_red_dot: choice``), the next
+episode is dealt from the same generator and the chips carry into the first reward.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .env import RENDER_MODES, Session
+
+Policy = Callable[[np.ndarray, np.ndarray], int]
+
+
+class SampledAction(int):
+    """An action drawn by ``LegalDiscrete.sample()`` without a mask: a uniformly random legal
+    action of the decision it was drawn at, which keeps its uniform draw ``draw`` in [0, 1).
+
+    Stepped at another decision, where that id may not be legal, it stands for the legal
+    action of the same rank there: ``legal[int(draw * len(legal))]``. Gymnasium's
+    ``check_env`` does just that (it samples, then resets with a seed, then steps).
+    """
+
+    def __new__(cls, value: int, draw: float) -> SampledAction:
+        action = super().__new__(cls, value)
+        action.draw = draw
+        return action
+
+    def __getnewargs__(self) -> tuple[int, float]:  # copy and pickle
+        return int(self), self.draw
+
+    def resolve(self, mask: np.ndarray) -> int:
+        """The id this sample stands for at the decision whose legal mask is ``mask``."""
+        if mask[int(self)]:
+            return int(self)
+        legal = np.flatnonzero(mask)
+        return int(legal[int(self.draw * len(legal))]) if len(legal) else int(self)
+
+
+class LegalDiscrete(spaces.Discrete):
+    """``Discrete(n)`` whose ``sample()`` without a mask draws among the legal actions of the
+    env's current decision (``legal`` is the env's int8 mask, updated in place) and returns
+    a ``SampledAction`` (any id when there is no decision). With a mask or probabilities it
+    is ``Discrete.sample``."""
+
+    def __init__(self, n: int, legal: np.ndarray, seed: int | None = None):
+        super().__init__(n, seed=seed)
+        self._legal = legal
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is not None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        draw = float(self.np_random.random())
+        legal = np.flatnonzero(self._legal)
+        if len(legal) == 0:  # no decision now (the episode is over): any id, resolved when stepped
+            return SampledAction(self.start + int(draw * self.n), draw)
+        return SampledAction(int(legal[int(draw * len(legal))]), draw)
+
+
+class TienGowEnv(gym.Env):
+    """One learning seat of Tien Gow against opponent policies (module docstring)."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+
+    def __init__(self, rules: Any = "standard", seat: int = 0, opponents: Any = None, hands: int = 1,
+                 reward_scale: float = 1.0, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.session = Session(rules, hands, reward_scale)
+        players = self.session.players
+        if type(seat) is not int or not 0 <= seat < players:
+            raise ValueError(f"seat must be a seat 0..{players - 1}, got {seat!r}")
+        self.seat = seat
+        self.opponents = self._opponent_policies(opponents)
+        low, high = self.session.layout.bounds()
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self._obs = np.zeros(self.session.observation_size, dtype=np.float32)
+        self._mask = np.zeros(self.session.num_actions, dtype=np.int8)
+        self._opp_obs = np.zeros_like(self._obs)
+        self._opp_mask = np.zeros_like(self._mask)
+        self.action_space = LegalDiscrete(self.session.num_actions, self._mask)
+        self._carry = 0  # chips paid to the learning seat before its first decision
+        self._terminated = True
+
+    def _opponent_policies(self, opponents: Any) -> dict[int, Policy | None]:
+        """Seat -> policy (None: the built-in uniformly random policy)."""
+        others = [s for s in range(self.session.players) if s != self.seat]
+        if opponents is None:
+            return dict.fromkeys(others)
+        if callable(opponents):
+            return dict.fromkeys(others, opponents)
+        if isinstance(opponents, Mapping):
+            chosen = dict(opponents)
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            if len(opponents) not in (len(others), self.session.players):
+                raise ValueError(f"opponents must list {len(others)} policies (the other seats in order) "
+                                 f"or {self.session.players} (one per seat), got {len(opponents)}")
+            seats = others if len(opponents) == len(others) else range(self.session.players)
+            chosen = dict(zip(seats, opponents, strict=True))
+        else:
+            raise ValueError("opponents must be None, a policy, or a list or dict of policies, "
+                             f"got {type(opponents).__name__}")
+        out = {}
+        for s in others:
+            policy = chosen.get(s)
+            if policy is not None and not callable(policy):
+                raise ValueError(f"the policy for seat {s} is not callable: {policy!r}")
+            out[s] = policy
+        return out
+
+    # ----------------------------------------------------------------- Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        session = self.session
+        if seed is None and not session.seeded:
+            seed = int(self.np_random.integers(2**63))
+        session.reset(seed)
+        self._carry = 0
+        self._terminated = False
+        self._carry = self._play_opponents(before_first_decision=True)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._terminated:
+            raise ValueError("the episode is over; call reset()")
+        session = self.session
+        if isinstance(action, SampledAction):
+            action = action.resolve(self._mask)
+        session.step(action)  # ValueError for an illegal action, before any change
+        chips = int(session.delta[self.seat]) + self._carry
+        self._carry = 0
+        chips += self._play_opponents(before_first_decision=False)
+        self._terminated = session.episode_over
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), chips * session.reward_scale, self._terminated, False, self._info()
+
+    def information_state(self) -> np.ndarray:
+        """The learning seat's perfect-recall information-state vector (``observation.py``)."""
+        return self.session.information_state(self.seat)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learning seat as a bool vector (sb3-contrib MaskablePPO)."""
+        return self._mask.astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            return None
+        names = [f"player_{s}" + (" (learner)" if s == self.seat else "") for s in range(self.session.players)]
+        text = self.session.render_text(names)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    # ----------------------------------------------------------------- internals
+    def _play_opponents(self, before_first_decision: bool) -> int:
+        """Let the opponents decide until the learning seat is to act or the episode is over;
+        return the chips paid to the learning seat meanwhile."""
+        session = self.session
+        chips = 0
+        while True:
+            if session.episode_over:
+                if not before_first_decision:
+                    return chips
+                session.reset(None)  # the learning seat never decided: deal on
+                continue
+            seat = session.to_act
+            if seat == self.seat:
+                return chips
+            policy = self.opponents[seat]
+            session.observe(seat, self._opp_obs, self._opp_mask)
+            if policy is None:
+                legal = np.flatnonzero(self._opp_mask)
+                session.step(int(legal[self.np_random.integers(len(legal))]))
+            else:
+                action = policy(self._opp_obs.copy(), self._opp_mask.copy())
+                try:
+                    session.step(action)
+                except ValueError as err:
+                    raise ValueError(f"the opponent at seat {seat}: {err}") from None
+            chips += int(session.delta[self.seat])
+
+    def _observation(self) -> np.ndarray:
+        self.session.observe(self.seat, self._obs, self._mask)
+        return self._obs.copy()
+
+    def _info(self) -> dict:
+        info: dict[str, Any] = {"action_mask": self._mask.copy()}
+        if self._terminated:
+            info["episode_chips"] = self.session.episode_chips[:self.session.players].copy()
+        return info
+
+
+__all__ = ["TienGowEnv", "LegalDiscrete", "SampledAction"]
