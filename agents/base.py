@@ -10,7 +10,7 @@ and whatever other modules register (``ppo:path``, ``cfr:path``).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -117,7 +117,8 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
         ("game_api_steps_per_s", lambda: game_api_steps_per_s(seconds, repeats)),
         ("aec_steps_per_s", lambda: aec_steps_per_s(seconds, repeats)),
         ("gym_steps_per_s", lambda: gym_steps_per_s(seconds, repeats)),
-        *[(f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats)) for n in (1, 64, 1024, 4096)],
+        *[(f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats))
+          for n in (1, 64, 1024, 4096)],
         ("replay_records_per_s", lambda: core.replay_records_per_s(repeats=repeats)),
         ("compile_and_import", core.compile_and_import_s),
         ("memory", memory_bytes),

@@ -12,17 +12,73 @@ combination removes the lowest held copies of each of its types.
 import numpy as np
 from numba import njit
 
-from .layout import (MAX_SEATS, PHASE_DECLARE, PHASE_FOLLOW, PHASE_LEAD, PHASE_OVER,
-                     R_BIG_SIX, R_COMBOS, R_DECK, R_EARLY_DEATH, R_HAND_BANKER, R_HAND_SIZE,
-                     R_HEAVEN_LEADS, R_LAST_BONUS, R_LEAD_BY_TYPE, R_LEAD_IDS, R_LEAD_START, R_MUST_BEAT, R_PAR,
-                     R_PAY_OVER_PAR, R_PLAYERS, R_RED_DOT, R_SHUTOUT_BONUS, R_SINGLE_21,
-                     R_SINGLE_42, R_STAKE_QUARTET, R_STAKE_SUPREME, R_STREAK_FACTOR, R_ZERO_POINTS,
-                     RED_DOT_AUTO, RED_DOT_CHOICE, S_ACTED, S_BANKER, S_BANKER_FIRST, S_BEST,
-                     S_BEST_SEAT, S_BONUS, S_COLS, S_DEALT, S_DECLARER, S_DOOMED, S_DOWN, S_HAND,
-                     S_LEADER, S_LEN, S_LOG, S_MULT_LAST, S_MULT_SHUT, S_OWED, S_PHASE, S_SETTLE,
-                     S_SIZE, S_STREAK, S_TABLE, S_TO_ACT, S_TRICK, S_UP, S_WINNER, STAKE_QUARTET,
-                     STAKE_SUPREME, T_BEAT_END, T_BEAT_START, T_LAST_BONUS, T_MASK, T_SIZE, T_STRENGTH,
-                     T_STAKE)
+from .layout import (
+    MAX_SEATS,
+    PHASE_DECLARE,
+    PHASE_FOLLOW,
+    PHASE_LEAD,
+    PHASE_OVER,
+    R_BIG_SIX,
+    R_COMBOS,
+    R_DECK,
+    R_EARLY_DEATH,
+    R_HAND_BANKER,
+    R_HAND_SIZE,
+    R_HEAVEN_LEADS,
+    R_LAST_BONUS,
+    R_LEAD_BY_TYPE,
+    R_LEAD_IDS,
+    R_LEAD_START,
+    R_MUST_BEAT,
+    R_PAR,
+    R_PAY_OVER_PAR,
+    R_PLAYERS,
+    R_RED_DOT,
+    R_SHUTOUT_BONUS,
+    R_SINGLE_42,
+    R_STAKE_QUARTET,
+    R_STAKE_SUPREME,
+    R_STREAK_FACTOR,
+    R_ZERO_POINTS,
+    RED_DOT_AUTO,
+    RED_DOT_CHOICE,
+    S_ACTED,
+    S_BANKER,
+    S_BANKER_FIRST,
+    S_BEST,
+    S_BEST_SEAT,
+    S_BONUS,
+    S_COLS,
+    S_DEALT,
+    S_DECLARER,
+    S_DOOMED,
+    S_DOWN,
+    S_HAND,
+    S_LEADER,
+    S_LEN,
+    S_LOG,
+    S_MULT_LAST,
+    S_MULT_SHUT,
+    S_OWED,
+    S_PHASE,
+    S_SETTLE,
+    S_SIZE,
+    S_STREAK,
+    S_TABLE,
+    S_TO_ACT,
+    S_TRICK,
+    S_UP,
+    S_WINNER,
+    STAKE_QUARTET,
+    STAKE_SUPREME,
+    T_BEAT_END,
+    T_BEAT_START,
+    T_LAST_BONUS,
+    T_MASK,
+    T_SIZE,
+    T_STAKE,
+    T_STRENGTH,
+)
 from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TYPE_BITS, TYPE_MASK
 
 _CIVIL_LOW = np.int64(CIVIL_LOW)
@@ -45,15 +101,6 @@ def popcount(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
-def _make_debruijn() -> np.ndarray:
-    """_DEBRUIJN[((b & -b) * 0x077CB531 mod 2**32) >> 27] = index of the lowest set bit of b."""
-    table = np.zeros(32, dtype=np.int64)
-    for bit in range(32):
-        table[(((1 << bit) * 0x077CB531) & 0xFFFFFFFF) >> 27] = bit
-    return table
-
-
-_DEBRUIJN = _make_debruijn()
 
 
 @njit(cache=True)
@@ -725,18 +772,8 @@ def write_counts(mask, out, offset):
     by a de Bruijn multiply), as most masks here hold only a few tiles.
     """
     while mask:
-        low = mask & -mask
-        out[offset + _TILE_TYPE[_DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]]] += 1
-        mask ^= low
-
-
-@njit(cache=True)
-def _popcount32(x):
-    """Set bits of a 32-bit mask, without a loop (SWAR)."""
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+        out[offset + _TILE_TYPE[lowest_bit(mask)]] += 1
+        mask &= mask - 1
 
 
 @njit(cache=True)
@@ -761,7 +798,7 @@ def write_observation(state, seat, table, rules, offsets, face_up, out):
             write_counts(state[S_DOWN + s], out, offsets[O_DOWN] + r * NUM_TYPES)
         write_counts(state[S_UP + s], out, offsets[O_UP] + r * NUM_TYPES)
         out[offsets[O_COLUMNS] + r] = state[S_COLS + s]
-        out[offsets[O_TILES_LEFT] + r] = _popcount32(state[S_HAND + s])
+        out[offsets[O_TILES_LEFT] + r] = popcount(state[S_HAND + s])
         out[offsets[O_CHIPS] + r] = state[S_BONUS + s] + state[S_SETTLE + s]
         s += 1
         if s == players:
@@ -827,7 +864,7 @@ def _write_trick_row(k, leader, ups, downs, seat, players, offsets, face_up, out
         write_counts(ups[s], out, offsets[O_TRICK_UP] + row)
         if r == 0 or face_up:
             write_counts(downs[s], out, offsets[O_TRICK_DOWN] + row)
-        out[offsets[O_TRICK_COUNT] + k * players + r] = _popcount32(ups[s] | downs[s])
+        out[offsets[O_TRICK_COUNT] + k * players + r] = popcount(ups[s] | downs[s])
 
 
 @njit(cache=True)

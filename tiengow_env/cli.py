@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -101,7 +101,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for key, value in rules.switches().items():
         switches.add_row(("* " if key in diff else "  ") + key, json.dumps(value))
     console.print(switches)
-    combos = Table("id", "class", "tiles", "strength", title=f"{table.num_combos} combinations, weakest first per class")
+    combos = Table("id", "class", "tiles", "strength",
+                   title=f"{table.num_combos} combinations, weakest first per class")
     for j, c in enumerate(table.combos):
         combos.add_row(str(j), c.cls, " ".join(c.names), str(c.strength))
     console.print(combos)

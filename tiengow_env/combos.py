@@ -26,8 +26,22 @@ import numpy as np
 
 from . import layout as L
 from .rules import RuleSet
-from .tiles import (BIG_SIX, CHINESE, COPIES, FAMILIES, LITTLE_THREE, NAMES, NINE_54, NINE_63,
-                    NUM_CIVIL, NUM_TYPES, RANK, SUIT, TYPE_BITS, counts_mask)
+from .tiles import (
+    BIG_SIX,
+    CHINESE,
+    COPIES,
+    FAMILIES,
+    LITTLE_THREE,
+    NAMES,
+    NINE_54,
+    NINE_63,
+    NUM_CIVIL,
+    NUM_TYPES,
+    RANK,
+    SUIT,
+    TYPE_BITS,
+    counts_mask,
+)
 
 CLASS_NAMES: tuple[str, ...] = (
     "civil_single", "military_single", "civil_pair", "military_pair", "mixed_pair",

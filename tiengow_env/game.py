@@ -33,7 +33,8 @@ class RecordError(ValueError):
 class Game:
     """One hand of Tien Gow.
 
-    ``Game(seed=7)`` deals at random (the banker by the dice of RULES.md section 3, unless
+    ``Game(seed=7)`` deals at random (fresh entropy when the seed is None; the banker by the
+    dice of RULES.md section 3, unless
     given); ``Game(hands=[[...], ...], banker=0)`` starts from explicit hands (tile names in
     either order). ``rules`` is anything ``RuleSet.from_spec`` accepts.
 
@@ -48,8 +49,10 @@ class Game:
         players = self.rules.players
         if not isinstance(streak, int) or isinstance(streak, bool) or streak < 1:
             raise ValueError(f"streak must be an integer >= 1, got {streak!r}")
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy)
         rng = np.zeros(1, dtype=np.uint64)
-        K.seed_rng(rng, np.uint64(0 if seed is None else int(seed) % 2**64))
+        K.seed_rng(rng, np.uint64(int(seed) % 2**64))
         if hands is None:
             masks = np.zeros(L.MAX_SEATS, dtype=np.int64)
             K.deal(rng, self.combos.rules_array, masks)
@@ -141,7 +144,7 @@ class Game:
             return "discard " + NAMES[action - C]
         return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
 
-    def clone(self) -> "Game":
+    def clone(self) -> Game:
         other = object.__new__(Game)
         other.__dict__.update(self.__dict__)
         other.state = self.state.copy()
@@ -258,7 +261,7 @@ class Game:
         return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _observation_offsets(players: int, hand_size: int) -> np.ndarray:
     """The observation layout's offsets, then the observation size."""
     from .observation import ObservationLayout

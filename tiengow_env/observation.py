@@ -60,6 +60,7 @@ counts a discard of n tiles as one decision (one multiset).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,7 +115,7 @@ class ObservationLayout:
             ("trick_down", (K, P, T), 0, 2), ("trick_count", (K, P), 0, 4),
         ]
 
-    @property
+    @functools.cached_property
     def offsets(self) -> np.ndarray:
         """int64 (NUM_OFFSETS,): start of each view (O_* order), O_SIZE_TOTAL and O_INFO_TOTAL
         holding the two vector sizes. This array is what the kernels read."""
@@ -146,23 +147,30 @@ class ObservationLayout:
         high = np.concatenate([np.full(int(np.prod(s)), hi, dtype=np.float32) for _, s, _, hi in views])
         return low, high
 
+    @functools.cached_property
+    def _slices(self) -> dict[bool, list[tuple[str, slice, tuple[int, ...]]]]:
+        """(name, slice, shape) of each view, for observations (False) and information states."""
+        out = {}
+        for information in (False, True):
+            specs = self.information_views() if information else self.observation_views()
+            out[information], pos = [], 0
+            for name, shape, _, _ in specs:
+                n = int(np.prod(shape))
+                out[information].append((name, slice(pos, pos + n), shape))
+                pos += n
+        return out
+
     def views(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Named views (no copies) of an observation or information-state vector.
 
         The last axis is the vector; leading axes (a batch, as in ``VectorEnv``) are kept.
         """
         information = vector.shape[-1] == self.information_size
-        specs = self.information_views() if information else self.observation_views()
         if not information and vector.shape[-1] != self.size:
             raise ValueError(f"expected a vector of {self.size} (observation) or {self.information_size} "
                              f"(information state) floats, got {vector.shape[-1]}")
-        out, pos = {}, 0
         lead = vector.shape[:-1]
-        for name, shape, _, _ in specs:
-            n = int(np.prod(shape))
-            out[name] = vector[..., pos:pos + n].reshape(lead + shape)
-            pos += n
-        return out
+        return {name: vector[..., part].reshape(lead + shape) for name, part, shape in self._slices[information]}
 
 
 __all__ = ["ObservationLayout", "new_history", "HISTORY_LEN", "CHIPS_BOUND"]

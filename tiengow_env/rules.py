@@ -117,7 +117,7 @@ class RuleSet:
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_spec(cls, spec: object = "standard") -> "RuleSet":
+    def from_spec(cls, spec: object = "standard") -> RuleSet:
         """Rules from a preset name, a dict, a YAML/TOML path, or a RuleSet (see module doc)."""
         if isinstance(spec, RuleSet):
             return spec
@@ -134,7 +134,7 @@ class RuleSet:
         raise ValueError(f"rules must be a preset name, a dict or a file path, got {type(spec).__name__}")
 
     @classmethod
-    def _from_dict(cls, spec: dict) -> "RuleSet":
+    def _from_dict(cls, spec: dict) -> RuleSet:
         spec = dict(spec)
         preset = spec.pop("preset", "standard")
         if not isinstance(preset, str) or preset not in PRESETS:
@@ -180,7 +180,8 @@ def _check_value(key: str, value: object) -> object:
         if (isinstance(value, (list, tuple)) and len(value) == 2
                 and all(type(v) is int and 0 <= v <= MAX_STAKE for v in value)):
             return (int(value[0]), int(value[1]))
-        raise ValueError(f"trick_bonus_stakes must be two non-negative integers [supreme, quartet], at most {MAX_STAKE:,}, got {value!r}")
+        raise ValueError("trick_bonus_stakes must be two non-negative integers [supreme, quartet], "
+                         f"at most {MAX_STAKE:,}, got {value!r}")
     if key == "deck":
         if isinstance(value, str):
             if value in NAMED_DECKS:
