@@ -47,9 +47,10 @@ def game_api_steps_per_s(seconds: float, repeats: int) -> float:
     return _median_rate(hand, seconds, repeats)
 
 
-def aec_steps_per_s(seconds: float, repeats: int) -> float:
+def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
+    """AEC loop with random legal actions: ``env()`` (PettingZoo's standard wrappers) or ``raw_env``."""
     from tiengow_env import tiengow_v0
-    env = tiengow_v0.env()
+    env = tiengow_v0.raw_env() if raw else tiengow_v0.env()
     env.reset(seed=0)
     rng = np.random.default_rng(0)
 
@@ -59,7 +60,8 @@ def aec_steps_per_s(seconds: float, repeats: int) -> float:
             if env.terminations[agent] or env.truncations[agent]:
                 env.step(None)
             else:
-                env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+                legal = np.flatnonzero(env.observe(agent)["action_mask"])
+                env.step(int(legal[rng.integers(len(legal))]))
             if not env.agents:
                 env.reset()
         return 1000
@@ -78,7 +80,8 @@ def gym_steps_per_s(seconds: float, repeats: int) -> float:
 
     def some_steps() -> int:
         for _ in range(1000):
-            action = int(rng.choice(np.flatnonzero(state["info"]["action_mask"])))
+            legal = np.flatnonzero(state["info"]["action_mask"])
+            action = int(legal[rng.integers(len(legal))])
             _, _, terminated, truncated, state["info"] = env.step(action)
             if terminated or truncated:
                 _, state["info"] = env.reset()
@@ -116,6 +119,7 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
         ("core_hands_per_s_all_cores", lambda: core.core_hands_per_s_all_cores("standard", hands, 3)),
         ("game_api_steps_per_s", lambda: game_api_steps_per_s(seconds, repeats)),
         ("aec_steps_per_s", lambda: aec_steps_per_s(seconds, repeats)),
+        ("aec_raw_steps_per_s", lambda: aec_steps_per_s(seconds, repeats, raw=True)),
         ("gym_steps_per_s", lambda: gym_steps_per_s(seconds, repeats)),
         *[(f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats))
           for n in (1, 64, 1024, 4096)],
@@ -144,6 +148,7 @@ RATIOS = {  # name: (our figure, their figure, target)
     "core_vs_openspiel_oh_hell_cpp": ("core_hands_per_s", "openspiel_oh_hell_cpp_games_per_s", 10),
     "core_vs_openspiel_hearts_cpp": ("core_hands_per_s", "openspiel_hearts_cpp_games_per_s", None),
     "aec_vs_pettingzoo_leduc_aec": ("aec_steps_per_s", "pettingzoo_leduc_aec_steps_per_s", 4),
+    "aec_raw_vs_pettingzoo_leduc_raw": ("aec_raw_steps_per_s", "pettingzoo_leduc_raw_steps_per_s", 4),
     "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", None),
     "core_vs_rlcard_doudizhu": ("core_hands_per_s", "rlcard_doudizhu_games_per_s", None),
     "vector_4096_vs_aec": ("vector_steps_per_s_4096", "aec_steps_per_s", 30),

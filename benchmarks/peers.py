@@ -5,7 +5,8 @@ its package is missing: install them with ``pip install -e ".[peers]"``.
 * OpenSpiel ``oh_hell`` (4 players, 8 tricks: the closest trick-taking analogue) and ``hearts``:
   whole games with uniform random bots in C++ (``pyspiel.evaluate_bots``, one call per game),
   and a Python loop over ``State.apply_action`` (games/s and steps/s);
-* PettingZoo ``leduc_holdem_v4``: the AEC loop, steps/s;
+* PettingZoo ``leduc_holdem_v4``: the AEC loop, steps/s, through ``env()`` (the standard
+  wrappers) and through ``raw_env()``;
 * RLCard ``doudizhu``: ``env.run`` with random agents, games/s.
 """
 from __future__ import annotations
@@ -68,10 +69,10 @@ def openspiel_python_rates(name: str, params: dict, seconds: float, repeats: int
     return games, steps[0] / (time.perf_counter() - start)
 
 
-def leduc_aec_steps_per_s(seconds: float, repeats: int) -> float:
+def leduc_aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
     import numpy as np
     from pettingzoo.classic import leduc_holdem_v4
-    env = leduc_holdem_v4.env()
+    env = leduc_holdem_v4.raw_env() if raw else leduc_holdem_v4.env()
     rng = np.random.default_rng(0)
     env.reset(seed=0)
 
@@ -82,7 +83,8 @@ def leduc_aec_steps_per_s(seconds: float, repeats: int) -> float:
             if env.terminations[agent] or env.truncations[agent]:
                 action = None
             else:
-                action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+                legal = np.flatnonzero(env.observe(agent)["action_mask"])  # the same draw as ours
+                action = int(legal[rng.integers(len(legal))])
             env.step(action)
             n += 1
             if not env.agents:
@@ -125,5 +127,7 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
                 lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
     attempt(("pettingzoo_leduc_aec_steps_per_s",), "pettingzoo[classic] / rlcard",
             lambda: leduc_aec_steps_per_s(seconds, repeats))
+    attempt(("pettingzoo_leduc_raw_steps_per_s",), "pettingzoo[classic] / rlcard",
+            lambda: leduc_aec_steps_per_s(seconds, repeats, raw=True))
     attempt(("rlcard_doudizhu_games_per_s",), "rlcard", lambda: rlcard_doudizhu_games_per_s(seconds, repeats))
     return figures, skipped
