@@ -239,6 +239,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("play")
+def cmd_play(args: argparse.Namespace) -> int:
+    """A person against bots: a match of several hands."""
+    from .ui import cmd_play as run
+    return run(args)
+
+
+@command("show")
+def cmd_show(args: argparse.Namespace) -> int:
+    """A hand record drawn trick by trick."""
+    from .ui import cmd_show as run
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -282,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--peers", action="store_true", help="also OpenSpiel, PettingZoo and RLCard ([peers] extra)")
     p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME")
+    from .ui import add_parsers
+    add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,153 @@
+"""``HandLog``: a ``Game`` with a memory of who did what, trick by trick, and its hand record.
+
+The core keeps only what the rules need (masks, the current trick, a log of trick winners).
+People want the story: who led what, who beat, who discarded how many, what early death took.
+``HandLog`` applies each decision to the game and reads the story off the state before and
+after it: tiles that newly went up or down at a seat are that seat's move, and a seat other
+than the actor can only have moved by early death. A bot's discard of n tiles arrives as n
+single-tile actions; they are merged into one move, as in a hand record.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import layout as L
+from ..combos import Combination
+from ..game import Game
+from ..rules import PRESETS, RuleSet
+from ..tiles import NAMES, mask_types
+
+
+@dataclass
+class Move:
+    """One turn of one seat: ``kind`` is lead, beat, discard, forced (early death), declare or decline."""
+    seat: int
+    kind: str
+    types: list[int] = field(default_factory=list)
+
+    def record_action(self) -> dict | None:
+        """The hand-record form (RULES.md section 8); None for a forced discard, which records may omit."""
+        if self.kind in ("declare", "decline"):
+            return {"seat": self.seat, "declare": self.kind == "declare"}
+        if self.kind == "forced":
+            return None
+        key = "discard" if self.kind == "discard" else "play"
+        return {"seat": self.seat, key: [NAMES[t] for t in sorted(self.types)]}
+
+
+@dataclass
+class Trick:
+    """One trick: its moves so far and, once complete, the winner and any trick bonus."""
+    number: int
+    leader: int
+    hands_before: list[list[int]]
+    moves: list[Move] = field(default_factory=list)
+    winner: int | None = None
+    winning: Combination | None = None
+    size: int = 0
+    bonus: list[int] | None = None  # chips per seat, when won with a stake (section 5)
+
+
+def rules_spec(rules: RuleSet) -> str | dict:
+    """The record form of a rule set: a preset name, or ``{"preset": "standard", switch: value}``."""
+    if rules.name in PRESETS and PRESETS[rules.name] == rules:
+        return rules.name
+    return {"preset": "standard", **rules.diff()}
+
+
+class HandLog:
+    """A game and its story. ``play(record_action)`` and ``step(action_id)`` return the events
+    they caused: ``("move", Move)``, ``("trick", Trick)`` when a trick completes, ``("over", None)``."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.declarations: list[Move] = []
+        self.tricks: list[Trick] = []
+        self.auto_declared = game.is_over and int(game.state[L.S_DECLARER]) >= 0
+        if self.auto_declared:
+            self.declarations.append(Move(int(game.state[L.S_DECLARER]), "declare"))
+
+    @property
+    def current(self) -> Trick | None:
+        """The trick in progress (None between tricks and before the first lead)."""
+        if self.tricks and self.tricks[-1].winner is None:
+            return self.tricks[-1]
+        return None
+
+    def play(self, action: dict) -> list[tuple[str, object]]:
+        """Apply a record action (ValueError if refused, and nothing changes)."""
+        kind = None
+        if isinstance(action, dict) and "declare" in action:
+            kind = "declare" if action["declare"] is True else "decline"
+        return self._apply(lambda: self.game.play(action), kind)
+
+    def step(self, action: int) -> list[tuple[str, object]]:
+        """Apply an action id (ValueError if illegal)."""
+        C = self.game.combos.num_combos
+        kind = {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(int(action))
+        return self._apply(lambda: self.game.step(action), kind)
+
+    def _apply(self, apply: Callable[[], None], declaration: str | None) -> list[tuple[str, object]]:
+        game, st, players = self.game, self.game.state, self.game.players
+        actor, phase = game.to_act, game.phase
+        up = st[L.S_UP:L.S_UP + players].copy()
+        down = st[L.S_DOWN:L.S_DOWN + players].copy()
+        bonus = st[L.S_BONUS:L.S_BONUS + players].copy()
+        trick_count, leader = int(st[L.S_TRICK]), int(st[L.S_LEADER])
+        hands = [mask_types(st[L.S_HAND + s]) for s in range(players)]
+        apply()
+        events: list[tuple[str, object]] = []
+        if phase == "declare" and declaration:
+            move = Move(actor, declaration)
+            self.declarations.append(move)
+            events.append(("move", move))
+        for k in range(players):
+            s = (actor + k) % players if actor is not None else k
+            new_up = mask_types(int(st[L.S_UP + s]) & ~int(up[s]))
+            new_down = mask_types(int(st[L.S_DOWN + s]) & ~int(down[s]))
+            if not (new_up or new_down):
+                continue
+            trick = self.current
+            if trick is None:
+                trick = Trick(len(self.tricks) + 1, leader, hands)
+                self.tricks.append(trick)
+            if new_up:
+                kind = "lead" if not trick.moves else "beat"
+                trick.size = trick.size or len(new_up)
+            else:
+                kind = "discard" if s == actor else "forced"
+            last = trick.moves[-1] if trick.moves else None
+            if last is not None and last.seat == s and last.kind == kind == "discard":
+                last.types = sorted(last.types + new_down)  # the next tile of one discard
+                continue
+            move = Move(s, kind, new_up or new_down)
+            trick.moves.append(move)
+            events.append(("move", move))
+        if int(st[L.S_TRICK]) > trick_count:
+            trick = self.tricks[-1]
+            log = L.S_LOG + 4 * trick_count
+            trick.winner, trick.size = int(st[log + 1]), int(st[log + 2])
+            trick.winning = game.combos.combos[int(st[log + 3])]
+            change = st[L.S_BONUS:L.S_BONUS + players] - bonus
+            if np.any(change):
+                trick.bonus = [int(c) for c in change]
+            events.append(("trick", trick))
+        if game.is_over:
+            events.append(("over", None))
+        return events
+
+    def record(self) -> dict:
+        """The hand record of everything applied so far (RULES.md section 8)."""
+        game = self.game
+        actions = [m.record_action() for m in self.declarations if not self.auto_declared]
+        actions += [m.record_action() for t in self.tricks for m in t.moves]
+        record = {"rules": rules_spec(game.rules), "banker": game.banker,
+                  "hands": [game.dealt(s) for s in range(game.players)],
+                  "actions": [a for a in actions if a is not None]}
+        streak = int(game.state[L.S_STREAK])
+        if streak > 1:
+            record["streak"] = streak
+        return record
