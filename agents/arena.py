@@ -82,8 +82,14 @@ class EvalResult:
 
 
 def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
-             workers: int = 1, progress: Callable[[int], None] | None = None) -> EvalResult:
-    """Duplicate evaluation of ``candidate`` against ``opponent`` (module doc)."""
+             workers: int = 1, progress: Callable[[int], None] | None = None,
+             ray_address: str | None = None) -> EvalResult:
+    """Duplicate evaluation of ``candidate`` against ``opponent`` (module doc).
+
+    ``workers > 1`` runs chunks of deals in local processes; ``ray_address`` runs them as Ray
+    tasks instead ("local" starts a Ray instance here, anything else is a cluster address).
+    Either way each chunk is a pure function of its deals, so the result is the same.
+    """
     ruleset = RuleSet.from_spec(rules)
     if type(deals) is not int or deals < 1:
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
@@ -92,7 +98,9 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
     spec = ruleset.switches()
     tasks = [(candidate, opponent, spec, seed, lo, min(lo + CHUNK, deals)) for lo in range(0, deals, CHUNK)]
     parts = []
-    if workers > 1:
+    if ray_address is not None:
+        parts = _run_on_ray(tasks, ray_address, progress)
+    elif workers > 1:
         with mp.get_context("spawn").Pool(workers) as pool:
             for rows in pool.imap(_play_deals, tasks):
                 parts.append(rows)
@@ -114,8 +122,31 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
                       rules=ruleset.name, seed=seed)
 
 
+def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:
+    """Chunks as Ray tasks, collected as they finish and put back in deal order. A task that
+    fails (its worker died, or it raised) is run again by Ray, up to 3 times; since results are
+    kept by chunk index, no deal is lost or counted twice."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError('--ray needs Ray: pip install -c constraints.txt -e ".[ray]"') from None
+    if not ray.is_initialized():
+        ray.init(address=None if address == "local" else address, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    remote = ray.remote(max_retries=3, retry_exceptions=True)(_play_deals)
+    pending = {remote.remote(task): i for i, task in enumerate(tasks)}
+    parts: list[np.ndarray | None] = [None] * len(tasks)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        rows = ray.get(done[0])
+        parts[pending.pop(done[0])] = rows
+        if progress:
+            progress(len(rows))
+    return parts
+
+
 def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standard", workers: int = 1,
-           progress: Callable[[int], None] | None = None) -> dict:
+           progress: Callable[[int], None] | None = None, ray_address: str | None = None) -> dict:
     """Every ordered pair through ``evaluate``: cross table (row candidate, column opponent) and a
     ranking by mean chips per hand over all opponents."""
     if len(agents) < 2 or len(set(agents)) != len(agents):
@@ -123,7 +154,7 @@ def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standa
     table = {a: {} for a in agents}
     results = []
     for a, b in itertools.permutations(agents, 2):
-        result = evaluate(a, b, deals, seed, rules, workers, progress)
+        result = evaluate(a, b, deals, seed, rules, workers, progress, ray_address)
         table[a][b] = result.chips_per_hand
         results.append(asdict(result))
     score = {a: float(np.mean(list(table[a].values()))) for a in agents}

@@ -190,7 +190,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _agent_spec(args.candidate), _agent_spec(args.vs)
     progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
     with progress:
-        result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance)
+        result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
     lo, hi = result.ci95
     verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
     if not args.json:
@@ -212,7 +212,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
-        result = league(args.agents, args.deals, args.seed, rules, args.workers, advance)
+        result = league(args.agents, args.deals, args.seed, rules, args.workers, advance, args.ray)
     from rich.console import Console
     from rich.table import Table
     cross = Table("candidate \\ opponent", *args.agents, title=f"chips per hand, {args.deals} duplicate deals each")
@@ -258,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rules_help = "preset name, YAML/TOML file, or JSON object of switches (default: standard)"
+    ray_help = "run chunks of deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS"
 
     p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results")
     p.add_argument("path")
@@ -283,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--workers", type=int, default=1, help="processes (use all cores with the core count)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and ranking")
     p.add_argument("agents", nargs="+")
@@ -290,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
