@@ -28,6 +28,12 @@ def _expert(argument, rules, seed):
     return ExpertAgent(rules, seed)
 
 
+@register("cfr")
+def _cfr(argument, rules, seed):
+    from .cfr import make_cfr_agent
+    return make_cfr_agent(argument, rules, seed)
+
+
 @register("pimc")
 def _pimc(argument, rules, seed):
     from .pimc import DEFAULT_SAMPLES, PimcAgent

@@ -10,13 +10,9 @@ import numpy as np
 from tiengow_env.combos import table_for
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
-from tiengow_env.tiles import NUM_TYPES, RANK, SUIT
+from tiengow_env.tiles import NUM_TYPES, TILE_WORTH
 
 from .base import Agent
-
-# Worth of a single tile inside its suit, 0 (weakest) .. 1 (strongest): civil by rank, military
-# by pips (3 .. 9).
-TILE_WORTH = np.where(SUIT == 0, (RANK - 1) / 10.0, (RANK - 3) / 6.0)
 
 
 class RandomAgent(Agent):

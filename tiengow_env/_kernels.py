@@ -79,7 +79,7 @@ from .layout import (
     T_STAKE,
     T_STRENGTH,
 )
-from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TYPE_BITS, TYPE_MASK
+from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TILE_WORTH, TYPE_BITS, TYPE_MASK
 
 _CIVIL_LOW = np.int64(CIVIL_LOW)
 _CIVIL_ALL = np.int64((int(CIVIL_LOW) << 1) | int(CIVIL_LOW))
@@ -613,10 +613,7 @@ def perft(state, depth, table, rules):
 
 # ----------------------------------------------------------------------------- search
 ROLLOUT_RANDOM, ROLLOUT_GREEDY = 0, 1
-# Worth of a single tile inside its suit, 0 (weakest) .. 1 (strongest): civil by rank, military
-# by pips 3 .. 9. The greedy rollout policy discards the tile worth least.
-_TYPE_WORTH = np.array([(10 - t) / 10.0 for t in range(11)]
-                       + [(p - 3) / 6.0 for p in (9, 9, 8, 8, 7, 7, 6, 5, 5, 3)])
+_TYPE_WORTH = TILE_WORTH  # the greedy rollout policy discards the tile worth least
 
 
 @njit(cache=True)

@@ -301,6 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME")
     from .ui import add_parsers
     add_parsers(sub)
+    train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
+    algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
+    algorithms.required = True
+    from training import cfr_cli
+    cfr_cli.add_parsers(sub, train_subparsers=algorithms)
     return parser
 
 
@@ -308,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return handler(args)
     except (UsageError, ValueError) as err:  # our ValueErrors are written for people
         print(f"tiengow: error: {err}", file=sys.stderr)
         return 2

@@ -65,6 +65,9 @@ def _make_rank() -> np.ndarray:
 
 
 RANK = _make_rank()
+# Worth of a single tile inside its suit, 0 (weakest) .. 1 (strongest): civil by rank, military
+# by pips 3 .. 9. Heuristics (baseline agents, rollouts, abstractions) discard the tile worth least.
+TILE_WORTH = np.where(SUIT == 0, (RANK - 1) / 10.0, (RANK - 3) / 6.0).astype(np.float64)
 
 
 def _make_red_pips() -> np.ndarray:

@@ -1,0 +1,383 @@
+"""CFR training runs (``tiengow train cfr --config configs/cfr_micro.yaml``) and policy files.
+
+Algorithms (``CfrConfig.algorithm``):
+
+* ``cfr+`` / ``cfr``: full-width tabular CFR+ / vanilla CFR with alternating updates over the
+  exact information sets of a small preset (``cfr_tabular.py``);
+* ``mccfr``: external-sampling MCCFR on the same exact tree (``mccfr.TreeMCCFR``);
+* ``mccfr_abstract``: external-sampling MCCFR of the full game over the information and action
+  abstraction of ``abstraction.py`` (``mccfr.GameMCCFR``); its policy drives the ``cfr`` agent.
+
+Every ``log_every`` iterations a run measures its average strategy: NashConv (exact best
+responses, ``cfr_tabular.nash_conv``) on small presets, chips per hand against baselines
+(duplicate deals, as ``tiengow eval``) for the full game. The curve goes to TensorBoard when a
+writer is available (``torch.utils.tensorboard``, else the ``tensorboard`` package; otherwise
+a one-line notice) and into the returned summary.
+
+Policy files (``.npz``, written atomically: a temporary file, then ``os.replace``) hold
+``format`` = ``tiengow-cfr-policy``, ``version``, ``kind`` and ``meta`` (JSON: rules, algorithm,
+iterations, seconds, curve), then per kind:
+
+* ``tabular``: ``policy`` (float64, one probability per slot of the exact tree),
+  ``fingerprint`` (``GameTree.fingerprint()``), ``banker``;
+* ``abstract``: ``keys`` (int64, sorted bucket keys), ``probabilities`` (float32, keys x 7
+  abstract actions, ``abstraction.ABSTRACT_NAMES``), ``act`` (``sample`` or ``argmax``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tiengow_env.rules import RuleSet
+
+FORMAT = "tiengow-cfr-policy"
+VERSION = 1
+ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
+
+
+# ============================================================================ config
+@dataclass
+class CfrConfig:
+    """One CFR training run (``configs/cfr_micro.yaml``, ``configs/cfr.yaml``)."""
+
+    algorithm: str = "cfr+"
+    """cfr+ | cfr | mccfr (exact tree of a small preset) | mccfr_abstract (full game, abstraction)"""
+    rules: Any = "micro"
+    """preset name, rules file, or a dict of switches"""
+    banker: int = 0
+    """the fixed banker of the exact tree (small presets)"""
+    iterations: int = 1000
+    """iterations to run (CFR: full passes; MCCFR: one sampled traversal per seat)"""
+    seconds: float | None = None
+    """stop earlier once this many seconds have passed (None: no time limit)"""
+    target_ratio: float | None = None
+    """small presets: stop once NashConv <= target_ratio x the uniform policy's NashConv"""
+    delay: int = 0
+    """CFR+: iteration t weighs max(t - delay, 0) in the average strategy"""
+    linear: bool = True
+    """MCCFR: weigh iteration t's strategy by t in the average (else 1)"""
+    seed: int = 0
+    """seed of the MCCFR sampling and of the evaluation deals"""
+    log_every: int = 10
+    """iterations between measurements (NashConv, or chips against baselines)"""
+    eval_deals: int = 100
+    """full game: duplicate deals per baseline at each measurement"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["greedy"])
+    """full game: baselines measured against"""
+    act: str = "sample"
+    """how the cfr agent plays an abstract policy: sample its average strategy, or argmax"""
+    out: str = "cfr_policy.npz"
+    """where the policy file is written"""
+    log_dir: str | None = "runs/cfr"
+    """TensorBoard directory (None: no logging)"""
+
+    @classmethod
+    def from_file(cls, path: str, **overrides: Any) -> CfrConfig:
+        """Read a YAML (or JSON) config; ValueError naming the file and the problem."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as err:
+            raise ValueError(f"cannot read config {path}: {err.strerror}") from None
+        try:
+            import yaml
+            data = yaml.safe_load(text)
+        except Exception as err:  # yaml raises its own error types; all mean a malformed file
+            raise ValueError(f"config {path} is not valid YAML: {err}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config {path} must be a mapping of settings, got {type(data).__name__}")
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls.from_dict(data)
+        except ValueError as err:
+            raise ValueError(f"config {path}: {err}") from None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CfrConfig:
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"unknown setting {unknown[0]!r}; settings are: {', '.join(names)}")
+        config = cls(**data)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
+        for name in ("iterations", "log_every"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if type(self.eval_deals) is not int or self.eval_deals < 0:
+            raise ValueError(f"eval_deals must be an integer >= 0, got {self.eval_deals!r}")
+        if type(self.delay) is not int or self.delay < 0:
+            raise ValueError(f"delay must be an integer >= 0, got {self.delay!r}")
+        for name in ("seconds", "target_ratio"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise ValueError(f"{name} must be a positive number or null, got {value!r}")
+        if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
+            raise ValueError(f"eval_opponents must be a list of agent specs such as [greedy, expert], "
+                             f"got {self.eval_opponents!r}")
+        if self.act not in ("sample", "argmax"):
+            raise ValueError(f"act must be 'sample' or 'argmax', got {self.act!r}")
+        RuleSet.from_spec(self.rules)
+
+
+# ============================================================================ policy files
+def save_policy(path: str, kind: str, meta: dict, **arrays: np.ndarray) -> None:
+    """Write a policy file atomically (temporary file in the same directory, then os.replace)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".cfr-", suffix=".npz.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION), kind=np.array(kind),
+                                meta=np.array(json.dumps(meta)), **arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a policy file is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+REQUIRED = {"tabular": ("policy", "fingerprint", "banker"), "abstract": ("keys", "probabilities", "act")}
+
+
+def load_policy(path: str) -> dict[str, Any]:
+    """A policy file as a dict (``kind``, ``meta`` and its arrays); ValueError naming the file and
+    what was expected when it is missing, corrupt or not a CFR policy."""
+    expected = f"a tiengow CFR policy file (.npz with format={FORMAT!r}, written by tiengow train cfr)"
+    if not os.path.exists(path):
+        raise ValueError(f"policy file {path} does not exist; expected {expected}")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"policy file {path} is not an .npz (zip) archive; expected {expected}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as err:
+        raise ValueError(f"policy file {path} is corrupt or not an .npz file ({err}); expected {expected}") from None
+    if str(arrays.get("format", "")) != FORMAT:
+        raise ValueError(f"{path} is not a CFR policy file; expected {expected}")
+    if int(arrays.get("version", -1)) != VERSION:
+        raise ValueError(f"{path}: policy file version {arrays.get('version')} is not supported; expected {VERSION}")
+    kind = str(arrays.get("kind", ""))
+    if kind not in REQUIRED:
+        raise ValueError(f"{path}: unknown policy kind {kind!r}; expected one of {', '.join(REQUIRED)}")
+    missing = [name for name in REQUIRED[kind] if name not in arrays]
+    if missing:
+        raise ValueError(f"{path}: a {kind} policy needs the arrays {', '.join(REQUIRED[kind])}; missing {missing[0]}")
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except (KeyError, ValueError):
+        raise ValueError(f"{path}: the 'meta' entry is missing or not JSON; expected {expected}") from None
+    out = {"kind": kind, "meta": meta, "path": path}
+    if kind == "tabular":
+        out.update(policy=np.asarray(arrays["policy"], dtype=np.float64), fingerprint=str(arrays["fingerprint"]),
+                   banker=int(arrays["banker"]))
+    else:
+        keys = np.asarray(arrays["keys"], dtype=np.int64)
+        probabilities = np.asarray(arrays["probabilities"], dtype=np.float64)
+        from .abstraction import NUM_ABSTRACT, NUM_KEYS
+        if (keys.ndim != 1 or probabilities.shape != (len(keys), NUM_ABSTRACT) or (np.diff(keys) <= 0).any()
+                or (len(keys) and (keys[0] < 0 or keys[-1] >= NUM_KEYS))):
+            raise ValueError(f"{path}: an abstract policy needs sorted keys in 0..{NUM_KEYS - 1} and a "
+                             f"(keys, {NUM_ABSTRACT}) probability table; got {keys.shape} and {probabilities.shape}")
+        if not np.isfinite(probabilities).all() or (probabilities < 0).any():
+            raise ValueError(f"{path}: probabilities must be finite and non-negative")
+        out.update(keys=keys, probabilities=probabilities, act=str(arrays["act"]))
+    return out
+
+
+def tabular_policy_for(tree: Any, loaded: dict[str, Any]) -> np.ndarray:
+    """The slot probabilities of a loaded tabular policy, checked against ``tree``."""
+    if loaded["kind"] != "tabular":
+        raise ValueError(f"{loaded['path']} is an abstract (full-game) policy; NashConv needs a tabular policy of "
+                         f"the exact tree (tiengow train cfr --config configs/cfr_micro.yaml)")
+    if loaded["fingerprint"] != tree.fingerprint() or loaded["banker"] != tree.banker:
+        raise ValueError(f"{loaded['path']} was computed for another game tree (rules "
+                         f"{loaded['meta'].get('rules_name')!r}, banker {loaded['banker']}); expected rules "
+                         f"{tree.rules.name!r}, banker {tree.banker}")
+    from .cfr_tabular import check_policy
+    return check_policy(tree, loaded["policy"])
+
+
+# ============================================================================ logging
+class ScalarLog:
+    """TensorBoard scalars: torch's SummaryWriter, else the tensorboard package's event writer,
+    else nothing (with a one-line notice). Never raises on a missing package."""
+
+    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None):
+        self._add: Callable[[str, float, int], None] | None = None
+        self._close: Callable[[], None] = lambda: None
+        if log_dir is None:
+            return
+        notice = notice or (lambda text: print(text, file=sys.stderr))
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+            writer = SummaryWriter(log_dir)
+            self._add, self._close = writer.add_scalar, writer.close
+            return
+        except Exception:  # torch missing, or present without tensorboard
+            pass
+        try:
+            from tensorboard.compat.proto.event_pb2 import Event
+            from tensorboard.compat.proto.summary_pb2 import Summary
+            from tensorboard.summary.writer.event_file_writer import EventFileWriter
+            os.makedirs(log_dir, exist_ok=True)
+            events = EventFileWriter(log_dir)
+
+            def add(tag: str, value: float, step: int) -> None:
+                summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+                events.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
+
+            self._add, self._close = add, events.close
+        except Exception:
+            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
+                   f"the curve is still in the run summary, not in {log_dir}")
+
+    def add(self, tag: str, value: float, step: int) -> None:
+        if self._add is not None:
+            self._add(tag, value, step)
+
+    def close(self) -> None:
+        self._close()
+
+
+# ============================================================================ training
+def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, dict], None] | None = None,
+          notice: Callable[[str], None] | None = None) -> dict:
+    """Run ``config``, write the policy file (``out`` or ``config.out``) and return a summary
+    with the measured curve. ``progress(iterations_done, last_measurement)`` is called after
+    each chunk of ``log_every`` iterations."""
+    config.validate()
+    out = out or config.out
+    rules = RuleSet.from_spec(config.rules)
+    log = ScalarLog(config.log_dir, notice)
+    try:
+        if config.algorithm == "mccfr_abstract":
+            return _train_abstract(config, rules, out, log, progress)
+        return _train_tabular(config, rules, out, log, progress)
+    finally:
+        log.close()
+
+
+def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
+                   progress: Callable[[int, dict], None] | None) -> dict:
+    from .cfr_tabular import TabularCFR, build_tree, nash_conv
+    from .mccfr import TreeMCCFR
+    start = time.perf_counter()
+    tree = build_tree(rules, config.banker)
+    uniform = nash_conv(tree, tree.uniform_policy())["nash_conv"]
+    if config.algorithm == "mccfr":
+        solver: Any = TreeMCCFR(tree, seed=config.seed, linear=config.linear)
+    else:
+        solver = TabularCFR(tree, plus=config.algorithm == "cfr+", delay=config.delay)
+    build_seconds = time.perf_counter() - start
+    curve: list[dict] = []
+    done = 0
+    train_seconds = 0.0
+    while done < config.iterations:
+        chunk = min(config.log_every, config.iterations - done)
+        tick = time.perf_counter()
+        if config.algorithm == "mccfr":
+            solver.run(chunk)
+        else:
+            for _ in range(chunk):
+                solver.iteration()
+        train_seconds += time.perf_counter() - tick
+        done += chunk
+        value = nash_conv(tree, solver.average_policy())["nash_conv"]
+        point = {"iteration": done, "seconds": round(train_seconds, 3), "nash_conv": value,
+                 "ratio": value / uniform if uniform > 0 else 0.0}
+        curve.append(point)
+        log.add("nashconv/nash_conv", value, done)
+        log.add("nashconv/ratio_to_uniform", point["ratio"], done)
+        if progress:
+            progress(chunk, point)
+        if config.target_ratio is not None and point["ratio"] <= config.target_ratio:
+            break
+        if config.seconds is not None and train_seconds >= config.seconds:
+            break
+    policy = solver.average_policy()
+    meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
+            "iterations": done, "seconds": round(train_seconds, 3), "build_seconds": round(build_seconds, 3),
+            "seed": config.seed, "nash_conv": curve[-1]["nash_conv"], "uniform_nash_conv": uniform,
+            "infosets": tree.num_infosets, "curve": curve}
+    save_policy(out, "tabular", meta, policy=policy, fingerprint=np.array(tree.fingerprint()),
+                banker=np.array(tree.banker))
+    return {"out": out, **meta}
+
+
+def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
+                    progress: Callable[[int, dict], None] | None) -> dict:
+    from .mccfr import GameMCCFR
+    solver = GameMCCFR(rules, seed=config.seed, linear=config.linear)
+    curve: list[dict] = []
+    done = 0
+    train_seconds = 0.0
+    while done < config.iterations:
+        chunk = min(config.log_every, config.iterations - done)
+        tick = time.perf_counter()
+        solver.run(chunk)
+        train_seconds += time.perf_counter() - tick
+        done += chunk
+        keys, rows = solver.average_policy()
+        point: dict[str, Any] = {"iteration": done, "seconds": round(train_seconds, 3), "buckets": int(len(keys))}
+        log.add("charts/buckets", len(keys), done)
+        if config.eval_deals:
+            for opponent in config.eval_opponents:
+                mean, half = evaluate_abstract(keys, rows, config.act, rules, opponent, config.eval_deals,
+                                               seed=config.seed + 1)
+                point[f"chips_vs_{opponent}"] = mean
+                point[f"ci95_vs_{opponent}"] = half
+                log.add(f"charts/chips_vs_{opponent}", mean, done)
+        curve.append(point)
+        if progress:
+            progress(chunk, point)
+        if config.seconds is not None and train_seconds >= config.seconds:
+            break
+    keys, rows = solver.average_policy()
+    meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
+            "iterations": done, "seconds": round(train_seconds, 3), "seed": config.seed,
+            "buckets": int(len(keys)), "curve": curve}
+    save_policy(out, "abstract", meta, keys=keys, probabilities=rows, act=np.array(config.act))
+    return {"out": out, **meta}
+
+
+def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleSet, opponent: str, deals: int,
+                      seed: int = 0) -> tuple[float, float]:
+    """Duplicate evaluation (as ``agents.arena.evaluate``) of an in-memory abstract policy against
+    copies of ``opponent``: (mean chips per hand, 95% half-width)."""
+    from agents.arena import deal_seed, play_hand
+    from agents.base import make_agent
+    from agents.cfr import CfrAgent
+    from tiengow_env.game import Game
+    candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
+    opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
+    scores = np.zeros(deals)
+    for d in range(deals):
+        for seat in range(rules.players):
+            agents = [candidate if s == seat else opponents[s] for s in range(rules.players)]
+            game = play_hand(Game(seed=deal_seed(seed, d), rules=rules), agents, deal_seed(seed, d) + seat)
+            scores[d] += game.result()["net"][seat] / rules.players
+    half = 1.96 * float(scores.std(ddof=1)) / np.sqrt(deals) if deals > 1 else float("inf")
+    return float(scores.mean()), half
+
+
+__all__ = ["CfrConfig", "train", "save_policy", "load_policy", "tabular_policy_for", "evaluate_abstract",
+           "ScalarLog", "ALGORITHMS"]
