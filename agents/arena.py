@@ -129,7 +129,7 @@ def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None
     try:
         import ray
     except ImportError:
-        raise ValueError('--ray needs Ray: pip install -c constraints.txt -e ".[ray]"') from None
+        raise ValueError('--ray needs Ray: pip install -e ".[ray]"') from None
     if not ray.is_initialized():
         ray.init(address=None if address == "local" else address, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
