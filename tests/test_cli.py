@@ -60,6 +60,6 @@ def test_errors_are_one_line(capsys, argv, words):
 
 
 def test_demo_prints_a_hand_and_throughput(capsys):
-    status, out, _ = run(capsys, "demo", "--hands", "2000", "--seed", "3")
+    status, out, _ = run(capsys, "demo", "--hands", "2000", "--deals", "3", "--seed", "3")
     assert status == 0
-    assert "banker seat" in out and "hands/s" in out and "net chips" in out
+    assert "banker seat" in out and "hands/s" in out and "net chips" in out and "pimc    vs expert" in out

@@ -111,7 +111,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 @command("demo")
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Simulate hands in the compiled core and print one hand move by move."""
+    """One hand move by move, random hands in the compiled core, and a short evaluation ladder."""
     import numpy as np
 
     from . import _kernels as K
@@ -139,6 +139,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"\n{args.hands:,} random hands in the compiled core: {args.hands / took:,.0f} hands/s, "
           f"{steps / args.hands:.1f} decisions per hand")
     print("mean net chips per seat: " + ", ".join(f"{v:+.3f}" for v in net.mean(axis=0)))
+    if args.deals:
+        from agents.arena import evaluate
+        print(f"\nDuplicate evaluation, {args.deals} deals each (every deal played once per seat):")
+        for candidate, opponent in (("greedy", "random"), ("expert", "greedy"), ("pimc", "expert")):
+            result = evaluate(candidate, opponent, args.deals, args.seed, rules)
+            lo, hi = result.ci95
+            print(f"  {candidate:7s} vs {opponent:7s} {result.chips_per_hand:+7.2f} chips per hand, "
+                  f"95% CI [{lo:+.2f}, {hi:+.2f}]")
     return 0
 
 
@@ -269,9 +277,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("preset", nargs="?")
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--json", action="store_true")
-    p = sub.add_parser("demo", help="simulate random hands and show one")
+    p = sub.add_parser("demo", help="show a hand, simulate random hands, run a short evaluation ladder")
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--hands", type=int, default=200_000)
+    p.add_argument("--deals", type=int, default=50, help="deals per duplicate evaluation (0: none)")
     p.add_argument("--seed", type=int, default=1)
     p = sub.add_parser("tree", help="exact game-tree size of a small variant (e.g. --rules micro)")
     p.add_argument("--rules", default="micro", help=rules_help)
