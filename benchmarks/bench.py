@@ -8,27 +8,15 @@ uniformly random legal actions. ``--json`` prints one JSON object; every run als
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from . import core, peers
+from .peers import _rate
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def _median_rate(run: Callable[[], int], seconds: float, repeats: int) -> float:
-    run()
-    rates = []
-    for _ in range(repeats):
-        done, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
-            done += run()
-        rates.append(done / elapsed)
-    return statistics.median(rates)
 
 
 def game_api_steps_per_s(seconds: float, repeats: int) -> float:
@@ -44,7 +32,7 @@ def game_api_steps_per_s(seconds: float, repeats: int) -> float:
             game.step(legal[int(rng.integers(len(legal)))])
             steps += 1
         return steps
-    return _median_rate(hand, seconds, repeats)
+    return _rate(hand, seconds, repeats)
 
 
 def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
@@ -65,7 +53,7 @@ def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
             if not env.agents:
                 env.reset()
         return 1000
-    return _median_rate(some_steps, seconds, repeats)
+    return _rate(some_steps, seconds, repeats)
 
 
 def gym_steps_per_s(seconds: float, repeats: int) -> float:
@@ -86,7 +74,7 @@ def gym_steps_per_s(seconds: float, repeats: int) -> float:
             if terminated or truncated:
                 _, state["info"] = env.reset()
         return 1000
-    return _median_rate(some_steps, seconds, repeats)
+    return _rate(some_steps, seconds, repeats)
 
 
 def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
@@ -99,7 +87,7 @@ def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
         env.random_actions(actions)
         env.step(actions)
         return num_envs
-    return _median_rate(one_call, seconds, repeats)
+    return _rate(one_call, seconds, repeats)
 
 
 def memory_bytes() -> dict[str, float]:

@@ -1,4 +1,5 @@
-"""The kernel tests once more with NUMBA_DISABLE_JIT=1: the plain-Python path of every kernel."""
+"""The kernel tests once more with NUMBA_DISABLE_JIT=1: the plain-Python path of the core,
+observation, episode and vector-env kernels."""
 import os
 import subprocess
 import sys
@@ -14,6 +15,12 @@ HERE = Path(__file__).parent
     "test_perft.py::test_kernel_perft_matches_brute_force",
     "test_conformance.py::test_record",
     "test_kernels.py",
+    "test_env_observation.py",
+    "test_env_equivalence.py::test_aec_env_matches_game",
+    "test_env_equivalence.py::test_vector_env_matches_game",
+    "test_env_equivalence.py::test_hand_decided_at_the_deal_is_paid_with_the_next_step",
+    "test_env_api.py::test_vector_env_arrays",
+    "test_env_api.py::test_vector_env_seeds",
 ])
 def test_without_jit(target):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

@@ -330,16 +330,22 @@ def parse_record(record: object) -> tuple[Game, list]:
     return game, actions
 
 
-def replay(record: object) -> dict:
-    """Replay a hand record to its result (RULES.md section 8); RecordError if it is refused."""
+def play_record(record: object) -> Game:
+    """The game after every action of a record (a whole hand, or a position for perft)."""
     game, actions = parse_record(record)
     for i, action in enumerate(actions):
         try:
             game.play(action)
         except ValueError as err:
             raise RecordError(str(err), i) from None
+    return game
+
+
+def replay(record: object) -> dict:
+    """Replay a hand record to its result (RULES.md section 8); RecordError if it is refused."""
+    game = play_record(record)
     if not game.is_over:
-        raise RecordError("the record ends before the hand is over", len(actions))
+        raise RecordError("the record ends before the hand is over", len(record.get("actions", [])))
     return game.result()
 
 
@@ -347,12 +353,7 @@ def perft(record: object, depth: int) -> int:
     """Distinct decision sequences of ``depth`` decisions after the record's actions (section 8)."""
     if type(depth) is not int or depth < 0:
         raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
-    game, actions = parse_record(record)
-    for i, action in enumerate(actions):
-        try:
-            game.play(action)
-        except ValueError as err:
-            raise RecordError(str(err), i) from None
+    game = play_record(record)
     return int(K.perft(game.state, depth, game.combos.table, game.combos.rules_array))
 
 
@@ -379,4 +380,4 @@ def load_records(path: str) -> list[Any]:
         return [RecordError(f"{path} is not JSON: {err}", None)]
 
 
-__all__ = ["Game", "RecordError", "replay", "perft", "parse_record", "load_records"]
+__all__ = ["Game", "RecordError", "replay", "perft", "parse_record", "play_record", "load_records"]
