@@ -34,6 +34,12 @@ def _cfr(argument, rules, seed):
     return make_cfr_agent(argument, rules, seed)
 
 
+@register("ppo")
+def _ppo(argument, rules, seed):
+    from .ppo import make_ppo_agent
+    return make_ppo_agent(argument, rules, seed)
+
+
 @register("pimc")
 def _pimc(argument, rules, seed):
     from .pimc import DEFAULT_SAMPLES, PimcAgent

@@ -57,7 +57,10 @@ class PpoAgent(Agent):
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise ValueError('the ppo agent reads PyTorch checkpoints: pip install -e ".[train]"') from None
 
     from training.ppo import load_checkpoint, network_from_checkpoint
     torch.set_num_threads(1)

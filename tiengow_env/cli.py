@@ -313,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
-    from training import cfr_cli
+    from training import cfr_cli, ppo_cli
     cfr_cli.add_parsers(sub, train_subparsers=algorithms)
+    ppo_cli.add_parsers(sub, train_subparsers=algorithms)
     return parser
 
 

@@ -1,0 +1,316 @@
+"""PPO (training/ppo.py): four-seat credit assignment, learning on micro, checkpoints, the agent."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.base import make_agent  # noqa: E402  (after the torch skip)
+from agents.ppo import register_ppo  # noqa: E402
+from tiengow_env.vector import VectorEnv  # noqa: E402
+from training import _ppo_kernels as PK  # noqa: E402
+from training.ppo import (  # noqa: E402
+    SELF,
+    Collector,
+    PpoConfig,
+    Seating,
+    draw_seating,
+    export_policy,
+    load_checkpoint,
+    make_network,
+    network_from_checkpoint,
+    parse_overrides,
+    train,
+)
+
+register_ppo()
+
+
+def tiny_config(tmp_path, **changes) -> PpoConfig:
+    settings = dict(rules="micro", num_envs=32, rollout_steps=8, total_steps=32 * 8 * 4, hidden=32, layers=1,
+                    minibatch_size=128, pool_interval=1, pool_size=2, opponent_mix=0.5,
+                    pool_weights={"greedy": 1.0, "expert": 0.2, "past": 1.0}, eval_interval=0, log_dir=None,
+                    out=str(tmp_path / "ppo.pt"), checkpoint_interval=2, seed=5)
+    settings.update(changes)
+    return PpoConfig.from_dict(settings)
+
+
+# ============================================================================ credit assignment
+class LoggingEnv(VectorEnv):
+    """A VectorEnv that remembers, per step, who acted, whether that seat was the learner's (from
+    ``seating``, as the collector decides it), and what each absolute seat was paid."""
+
+    seating: Seating
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log = []
+        self.learner_rows = []
+
+    def step(self, actions):
+        acting = self.to_act.copy()
+        self.learner_rows.append((self.seating.kind == SELF) | (acting == self.seating.learner_seat))
+        out = super().step(actions)
+        self.log.append((acting, self.rewards.copy(), self.terminated.copy(), self.episode_net.copy()))
+        return out
+
+
+def reference_credit(log, num_envs, players, learner_rows, carried_in=()):
+    """Plain-Python statement of the rule: every decision is (env, seat); seat s's chips from a step
+    belong to s's last decision in that episode before the step (its own decision included), or
+    to its first decision when none came before; they are dropped while s's last decision is
+    from before the rollout (``carried_in``)."""
+    rewards, done, next_of, owner = [], [], [], []
+    last: dict = {key: "dropped" for key in carried_in}  # (env, seat) -> decision index or "dropped"
+    carry: dict = {}
+    for t, (acting, paid, terminated, _) in enumerate(log):
+        for i in range(num_envs):
+            if not learner_rows[t][i]:
+                continue
+            s = int(acting[i])
+            d = len(rewards)
+            rewards.append(carry.get((i, s), 0.0) if last.get((i, s)) is None else 0.0)
+            carry.pop((i, s), None)
+            done.append(False)
+            next_of.append(-1)
+            owner.append((i, s))
+            if isinstance(last.get((i, s)), int):
+                next_of[last[(i, s)]] = d
+            last[(i, s)] = d
+        for i in range(num_envs):
+            for s in range(players):
+                d = last.get((i, s))
+                if isinstance(d, int):
+                    rewards[d] += float(paid[i, s])
+                elif d is None:
+                    carry[(i, s)] = carry.get((i, s), 0.0) + float(paid[i, s])
+                if terminated[i]:
+                    if isinstance(d, int):
+                        done[d] = True
+                    last.pop((i, s), None)
+                    carry.pop((i, s), None)
+    return np.array(rewards), np.array(done), np.array(next_of), owner
+
+
+@pytest.mark.parametrize("rules,opponent_mix", [("standard", 0.0), ("standard", 1.0), ("micro", 0.5)])
+def test_rewards_go_to_each_seats_last_decision(rules, opponent_mix, tmp_path):
+    """Two rollouts with the collector against a plain-Python reference: the chips (trick bonuses at
+    other seats' turns, settlements) land on the right seat's right decision, every seat's chain
+    ends at the episode's end, and a chain carried in from an earlier rollout drops its chips."""
+    config = tiny_config(tmp_path, rules=rules, num_envs=16, rollout_steps=60, opponent_mix=opponent_mix,
+                         pool_weights={"greedy": 1.0}, reward_scale=1.0)
+    env = LoggingEnv(config.num_envs, config.rules, seed=11)
+    seating = Seating(np.zeros(16, np.int64), np.zeros(16, np.int64), np.full((16, env.players), -1, np.int64),
+                      np.zeros((16, env.players)))
+    rng = np.random.default_rng(0)
+    draw_seating(config, rng, seating, np.arange(16), 0, env.players)
+    collector = Collector(config, env, seating, rng)
+    net = make_network(config)
+    env.seating = seating
+    other_turn_chips = 0
+    for _ in range(2):
+        env.log.clear()
+        env.learner_rows.clear()
+        carried_in = {(i, s) for i in range(16) for s in range(env.players) if seating.pending[i, s] >= 0}
+        buffer = collector.collect(net, {})
+        rewards, done, next_of, owner = reference_credit(env.log, 16, env.players, env.learner_rows, carried_in)
+        n = buffer.count
+        assert n == len(rewards) > 0
+        np.testing.assert_allclose(buffer.reward[:n], rewards, atol=1e-9)
+        np.testing.assert_array_equal(buffer.done[:n], done)
+        np.testing.assert_array_equal(buffer.next_decision[:n], next_of)
+        # Chips paid at a step where the seat did not act, credited to an earlier decision of its own.
+        for acting, paid, _, _ in env.log:
+            other_turn_chips += int(sum(np.count_nonzero(paid[i, np.arange(env.players) != acting[i]])
+                                        for i in range(16)))
+        # Whole episodes inside the rollout: a seat's credited chips add up to its episode net.
+        if opponent_mix == 0.0:
+            check_episode_sums(env.log, buffer, owner)
+    assert other_turn_chips > 0
+
+
+def check_episode_sums(log, buffer, owner):
+    """In self-play, the decisions of seat s in an episode that starts and ends inside the rollout
+    are credited exactly its net chips of that episode (``episode_net``)."""
+    n = buffer.count
+    # Walk each env's decisions in order and cut them at the episode ends.
+    by_env: dict = {}
+    for d in range(n):
+        by_env.setdefault(owner[d][0], []).append(d)
+    checked = 0
+    for i, decisions in by_env.items():
+        ends = [t for t, entry in enumerate(log) if entry[2][i]]
+        # decisions of env i happen one per step (self-play): decision k of env i is step k
+        for a, b in zip(ends[:-1], ends[1:]):
+            episode = decisions[a + 1:b + 1]
+            net = log[b][3][i]
+            for s in range(net.shape[0]):
+                total = sum(buffer.reward[d] for d in episode if owner[d][1] == s)
+                assert total == pytest.approx(float(net[s]))
+                checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("name,steps,expected_reward,expected_next,expected_done", [
+    # seat 0 acts, seat 1 acts, a trick bonus of 4 to seat 0 and -4 to seat 1 comes at seat 2's turn,
+    # then seat 0 acts again and the hand ends at seat 1's second decision (settlement +6 / -6).
+    ("bonus at another seat's turn",
+     [(0, [0, 0, 0, 0], False), (1, [0, 0, 0, 0], False), (2, [4, -4, 0, 0], False),
+      (0, [0, 0, 0, 0], False), (1, [6, -6, 0, 0], True)],
+     [4.0, -4.0, 0.0, 6.0, -6.0], [3, 4, -1, -1, -1], [False, False, True, True, True]),
+    # chips paid before seat 3's first decision (a hand decided at the deal) go to that first decision
+    ("chips before the first decision",
+     [(0, [-2, -2, -2, 6], False), (3, [1, 0, 0, -1], False)],
+     [-1.0, 5.0], [-1, -1], [False, False]),
+])
+def test_credit_kernels_on_a_script(name, steps, expected_reward, expected_next, expected_done):
+    """The two kernels on a scripted sequence of one env (table: who acts, chips per seat, end)."""
+    pending = np.full((1, 4), PK.NO_DECISION, np.int64)
+    carry = np.zeros((1, 4))
+    reward = np.zeros(16)
+    next_decision = np.full(16, -1, np.int64)
+    done = np.zeros(16, bool)
+    for k, (seat, chips, terminated) in enumerate(steps):
+        PK.record_decisions(np.array([0]), np.array([seat]), k, pending, carry, reward, next_decision, done)
+        PK.assign_rewards(np.array([chips], np.float32), np.array([terminated]), 1.0, pending, carry, reward, done)
+    n = len(steps)
+    np.testing.assert_allclose(reward[:n], expected_reward)
+    np.testing.assert_array_equal(next_decision[:n], expected_next)
+    np.testing.assert_array_equal(done[:n], expected_done)
+
+
+def test_gae_runs_along_each_seats_chain():
+    """lambda = 1, V = 0: each decision's advantage is its seat's chips from it to the episode end;
+    a chain cut by the rollout's end is left out."""
+    reward = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    value = np.zeros(5, np.float32)
+    next_decision = np.array([2, 3, -1, -1, -1])  # seat A: 0 -> 2 (done); seat B: 1 -> 3 -> 4 (cut)
+    next_decision[3] = 4
+    done = np.array([False, False, True, False, False])
+    advantage = np.zeros(5, np.float32)
+    valid = np.zeros(5, bool)
+    PK.per_seat_gae(reward, value, next_decision, done, 5, 1.0, 1.0, advantage, valid)
+    np.testing.assert_allclose(advantage, [4.0, 6.0, 3.0, 4.0, 0.0])
+    np.testing.assert_array_equal(valid, [True, True, True, True, False])
+
+
+# ============================================================================ learning
+def test_short_micro_run_beats_random(tmp_path):
+    """A seeded short run on micro learns: its argmax policy beats random by > 3 chips per hand
+    (untrained it scores about 0; greedy scores about +5.3 here)."""
+    from agents.arena import evaluate
+    config = PpoConfig.from_dict(dict(
+        rules="micro", num_envs=128, rollout_steps=16, total_steps=100_000, hidden=64, layers=2, lr=1e-3,
+        minibatch_size=1024, update_epochs=2, pool_weights={"greedy": 1.0, "past": 1.0}, pool_interval=5,
+        eval_interval=0, log_dir=None, out=str(tmp_path / "micro.pt"), checkpoint_interval=1000, seed=3))
+    train(config, notice=lambda text: None)
+    result = evaluate(f"ppo:{tmp_path / 'micro.pt'}", "random", 400, seed=7, rules="micro")
+    assert result.chips_per_hand > 3.0, result
+    assert result.ci95[0] > 2.0, result
+
+
+# ============================================================================ checkpoints
+def parameters(path) -> list[np.ndarray]:
+    return [v.numpy() for v in load_checkpoint(str(path))["model"].values()]
+
+
+def test_checkpoint_round_trip_and_exact_resume(tmp_path):
+    """Two updates, a checkpoint, two more after --resume == four updates in one go (overlapped
+    collection, pool snapshots and an expert seat included)."""
+    straight = tiny_config(tmp_path / "a")
+    summary = train(straight, notice=lambda text: None)
+    assert summary["update"] == 4
+    split = tiny_config(tmp_path / "b")
+    assert train(split, notice=lambda text: None, max_updates=2)["update"] == 2
+    data = load_checkpoint(split.out, split)
+    assert data["update"] == 2 and data["config"] == split.to_dict()
+    net = network_from_checkpoint(data)
+    assert sum(p.numel() for p in net.parameters()) > 0
+    messages = []
+    assert train(split, resume=split.out, notice=messages.append)["update"] == 4
+    assert "resumed" in messages[0]
+    for a, b in zip(parameters(straight.out), parameters(split.out)):
+        np.testing.assert_array_equal(a, b)
+    assert load_checkpoint(straight.out)["global_step"] == load_checkpoint(split.out)["global_step"]
+
+
+def test_corrupt_or_mismatched_checkpoint_is_refused(tmp_path):
+    config = tiny_config(tmp_path, total_steps=32 * 8)
+    train(config, notice=lambda text: None)
+    blob = (tmp_path / "ppo.pt").read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(blob[: len(blob) // 2])
+    (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint at all")
+    for name in ("truncated.pt", "garbage.pt"):
+        with pytest.raises(ValueError, match="not a readable PPO checkpoint"):
+            load_checkpoint(str(tmp_path / name))
+        with pytest.raises(ValueError, match="not a readable PPO checkpoint"):
+            make_agent(f"ppo:{tmp_path / name}", "micro")
+        with pytest.raises(ValueError, match="not a readable PPO checkpoint"):
+            train(config, resume=str(tmp_path / name))
+    torch.save({"format": "something-else"}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a PPO checkpoint"):
+        load_checkpoint(str(tmp_path / "other.pt"))
+    with pytest.raises(ValueError, match="hidden: checkpoint 32, config 64"):
+        train(tiny_config(tmp_path, hidden=64), resume=str(tmp_path / "ppo.pt"))
+    with pytest.raises(ValueError, match="does not exist"):
+        load_checkpoint(str(tmp_path / "missing.pt"))
+    export_policy(str(tmp_path / "ppo.pt"), str(tmp_path / "play.pt"))  # what ships: no optimiser, no env
+    assert (tmp_path / "play.pt").stat().st_size < len(blob)
+    assert make_agent(f"ppo:{tmp_path / 'play.pt'}", "micro").layers
+    with pytest.raises(ValueError, match="holds a policy for play"):
+        train(config, resume=str(tmp_path / "play.pt"))
+    with pytest.raises(ValueError, match="trained on rules 'micro'"):
+        make_agent(f"ppo:{tmp_path / 'ppo.pt'}", "standard")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ppo-")]  # no temporary file left
+
+
+# ============================================================================ config and agent
+def test_config_overrides_and_errors(tmp_path):
+    config = PpoConfig.from_file("configs/ppo.yaml", ["lr=1e-4", "num_envs=16", "pool_weights={greedy: 1}"])
+    assert config.lr == 1e-4 and config.num_envs == 16 and config.pool_weights == {"greedy": 1}
+    assert parse_overrides(["target_kl=null"]) == {"target_kl": None}
+    with pytest.raises(ValueError, match="unknown setting 'learning_rate'"):
+        PpoConfig.from_file("configs/ppo.yaml", ["learning_rate=1"])
+    with pytest.raises(ValueError, match="name=value"):
+        PpoConfig.from_file(None, ["lr"])
+    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+        PpoConfig.from_file(None, ["num_envs=0"])
+
+
+def test_agent_batched_act_is_legal_and_matches_torch(tmp_path):
+    config = tiny_config(tmp_path, rules="standard", total_steps=32 * 8, opponent_mix=0.0)
+    train(config, notice=lambda text: None)
+    agent = make_agent(f"ppo:{config.out}", "standard")
+    env = VectorEnv(64, "standard", seed=3)
+    net = network_from_checkpoint(load_checkpoint(config.out))
+    for _ in range(40):
+        actions = agent.act_batch(env.observation, env.action_mask)
+        assert env.action_mask[np.arange(64), actions].all()
+        with torch.no_grad():
+            log_probs, _ = net(torch.from_numpy(env.observation), torch.from_numpy(env.action_mask.view(bool)))
+        np.testing.assert_array_equal(actions, log_probs.argmax(1).numpy())
+        assert agent.act(env.observation[0], env.action_mask[0]) == actions[0]
+        env.step(actions)
+    sampler = make_agent(f"ppo:{config.out},sample", "standard", seed=1)
+    assert sampler.sample and env.action_mask[np.arange(64), sampler.act_batch(env.observation, env.action_mask)].all()
+
+
+def test_shipped_model_loads_and_plays_legal_actions():
+    """The default ``ppo`` agent is the shipped model (agents/policies/ppo.pt, <= 5 MB)."""
+    from agents.ppo import DEFAULT_POLICY
+    assert DEFAULT_POLICY.exists() and DEFAULT_POLICY.stat().st_size <= 5 * 2**20
+    agent = make_agent("ppo", "standard")
+    env = VectorEnv(32, "standard", seed=9)
+    for _ in range(40):
+        actions = agent.act_batch(env.observation, env.action_mask)
+        assert env.action_mask[np.arange(32), actions].all()
+        env.step(actions)
+
+
+@pytest.mark.slow
+def test_shipped_model_beats_expert():
+    """The acceptance check at a smaller size: ``tiengow eval ppo --vs expert`` on 400 deals."""
+    from agents.arena import evaluate
+    result = evaluate("ppo", "expert", 400, seed=0)
+    assert result.ci95[0] > 0, result
