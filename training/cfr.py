@@ -25,7 +25,6 @@ iterations, seconds, curve), then per kind:
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -39,6 +38,8 @@ from typing import Any
 import numpy as np
 
 from tiengow_env.rules import RuleSet
+
+from .config import build, read_settings
 
 FORMAT = "tiengow-cfr-policy"
 VERSION = 1
@@ -84,18 +85,7 @@ class CfrConfig:
     @classmethod
     def from_file(cls, path: str, **overrides: Any) -> CfrConfig:
         """Read a YAML (or JSON) config; ValueError naming the file and the problem."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as err:
-            raise ValueError(f"cannot read config {path}: {err.strerror}") from None
-        try:
-            import yaml
-            data = yaml.safe_load(text)
-        except Exception as err:  # yaml raises its own error types; all mean a malformed file
-            raise ValueError(f"config {path} is not valid YAML: {err}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"config {path} must be a mapping of settings, got {type(data).__name__}")
+        data = read_settings(path)
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls.from_dict(data)
@@ -104,13 +94,7 @@ class CfrConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> CfrConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise ValueError(f"unknown setting {unknown[0]!r}; settings are: {', '.join(names)}")
-        config = cls(**data)
-        config.validate()
-        return config
+        return build(cls, data)
 
     def validate(self) -> None:
         if self.algorithm not in ALGORITHMS:

@@ -58,6 +58,7 @@ from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
 
 from . import _ppo_kernels as PK
+from .config import build, read_settings
 
 FORMAT = "tiengow-ppo-checkpoint"
 VERSION = 1
@@ -145,18 +146,7 @@ class PpoConfig:
     def from_file(cls, path: str | None, overrides: list[str] | None = None) -> PpoConfig:
         """Read a YAML config (None: the defaults), then apply ``name=value`` overrides (values in
         YAML syntax). ValueError naming the file or override and the problem."""
-        data: dict = {}
-        if path is not None:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    import yaml
-                    data = yaml.safe_load(f) or {}
-            except OSError as err:
-                raise ValueError(f"cannot read config {path}: {err.strerror}") from None
-            except Exception as err:  # yaml's own error types all mean a malformed file
-                raise ValueError(f"config {path} is not valid YAML: {err}") from None
-            if not isinstance(data, dict):
-                raise ValueError(f"config {path} must be a mapping of settings, got {type(data).__name__}")
+        data = read_settings(path) if path is not None else {}
         data.update(parse_overrides(overrides or []))
         try:
             return cls.from_dict(data)
@@ -165,13 +155,7 @@ class PpoConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> PpoConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise ValueError(f"unknown setting {unknown[0]!r}; settings are: {', '.join(names)}")
-        config = cls(**data)
-        config.validate()
-        return config
+        return build(cls, data)
 
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range."""
