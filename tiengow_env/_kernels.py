@@ -86,13 +86,14 @@ _CIVIL_ALL = np.int64((int(CIVIL_LOW) << 1) | int(CIVIL_LOW))
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
 _TYPE_BIT = TYPE_BITS[:, 0].astype(np.int64)  # bit of copy 0 of each type
+_COPY0 = _CIVIL_LOW | ~_CIVIL_ALL & np.int64(0xFFFFFFFF)  # the copy-0 bits of all types
 _TYPE_LOW = np.left_shift(1, _TYPE_BIT).astype(np.int64)
 _TILE_RED = RED_PIPS[TILE_TYPE].astype(np.int64)
 DISCARD_SET = np.int64(1) << 40  # perft decision code: DISCARD_SET | canonical mask
 
 
 # ----------------------------------------------------------------------------- bits
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def popcount(x):
     """Set bits of a mask below 2**32 (SWAR, no loop)."""
     x = x - ((x >> 1) & 0x55555555)
@@ -103,13 +104,13 @@ def popcount(x):
 
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lowest_bit(x):
     """Index of the lowest set bit of a non-zero mask below 2**32 (de Bruijn multiply)."""
     return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def canonical(hand):
     """Canonical mask of a hand: the lowest copies of each type it holds (tiles.py)."""
     low = (hand | (hand >> 1)) & _CIVIL_LOW
@@ -117,7 +118,7 @@ def canonical(hand):
     return (hand & ~_CIVIL_ALL) | low | (both << 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take(hand, need):
     """The physical tiles of ``hand`` that realise the canonical mask ``need``.
 
@@ -138,7 +139,7 @@ def red_pips(hand):
 
 
 # ----------------------------------------------------------------------------- random
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rand_below(rng, k):
     """Uniform integer in [0, k) from the xorshift64 generator ``rng`` (uint64[1])."""
     x = rng[0]
@@ -243,7 +244,7 @@ def start_play(state, rules):
     start_trick(state, leader, rules)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def start_trick(state, leader, rules):
     players = rules[R_PLAYERS]
     state[S_PHASE] = PHASE_LEAD
@@ -271,7 +272,7 @@ def declare(state, seat, table, rules):
 
 
 # ----------------------------------------------------------------------------- legal moves
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_actions(state, table, rules, out):
     """Write the acting seat's legal action ids (layout.py) into ``out``; return their count."""
     phase = state[S_PHASE]
@@ -302,9 +303,11 @@ def legal_actions(state, table, rules, out):
             n += held & table[j, T_MASK] == table[j, T_MASK]
         if n > 0 and rules[R_MUST_BEAT]:
             return n
-    for t in range(NUM_TYPES):  # a discard of each type held (branch-free)
-        out[n] = C + t
-        n += (held >> _TYPE_BIT[t]) & 1
+    remaining = held & _COPY0  # copy 0 of each type held: one discard per type
+    while remaining:
+        out[n] = C + _TILE_TYPE[lowest_bit(remaining)]
+        remaining &= remaining - 1
+        n += 1
     return n
 
 
@@ -318,7 +321,7 @@ def legal_mask(state, table, rules, scratch, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def scan_leads(rules, held, lo, hi, out, n):
     """Append the combinations lo..hi-1 of the lead index that ``held`` can make."""
     masks = R_LEAD_IDS + rules[R_COMBOS]
@@ -329,7 +332,7 @@ def scan_leads(rules, held, lo, hi, out, n):
 
 
 # ----------------------------------------------------------------------------- applying
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step(state, action, table, rules):
     """Apply one legal action of the acting seat, then any forced early-death discards."""
     C = rules[R_COMBOS]
@@ -375,7 +378,7 @@ def step(state, action, table, rules):
     advance(state, table, rules)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def advance(state, table, rules):
     """Close a full trick, and apply early-death discards, until a real decision or the end."""
     players = rules[R_PLAYERS]
@@ -394,7 +397,7 @@ def advance(state, table, rules):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_trick(state, table, rules):
     players = rules[R_PLAYERS]
     banker = state[S_BANKER]
