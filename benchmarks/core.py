@@ -27,13 +27,14 @@ RECORDS = ROOT.parent / "shared" / "conformance" / "records.jsonl"
 
 
 def _playouts(rules: str, hands: int, seed: int) -> float:
-    """Seconds for ``hands`` random playouts (after compiling)."""
+    """Seconds for ``hands`` random playouts (after compiling, and after one untimed run of the
+    same size: on this machine an idle core takes a fraction of a second to reach full speed)."""
     from tiengow_env import _kernels as K
     from tiengow_env.combos import table_for
     from tiengow_env.rules import RuleSet
     table = table_for(RuleSet.from_spec(rules))
     net = np.zeros((hands, table.rules.players), dtype=np.int64)
-    K.random_hands(16, seed, table.table, table.rules_array, net)
+    K.random_hands(hands, seed + 1, table.table, table.rules_array, net)
     start = time.perf_counter()
     K.random_hands(hands, seed, table.table, table.rules_array, net)
     return time.perf_counter() - start
