@@ -10,27 +10,13 @@ Standard settlement (RULES.md section 6): points are 5 for 0 columns, 4 - c for 
 from __future__ import annotations
 
 import pytest
+from scripted import D, P, T
 
 from tiengow_env import layout as L
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game, RecordError, replay
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES
-
-
-def P(seat: int, *tiles: str) -> dict:
-    """A face-up play (a lead or a beat)."""
-    return {"seat": seat, "play": list(tiles)}
-
-
-def D(seat: int, *tiles: str) -> dict:
-    """A face-down discard."""
-    return {"seat": seat, "discard": list(tiles)}
-
-
-def T(leader: int, winner: int, *winning: str) -> dict:
-    """One trick of the replay output; ``winning`` in canonical order."""
-    return {"leader": leader, "winner": winner, "size": len(winning), "winning": list(winning)}
 
 
 def record(case: dict, actions: list | None = None) -> dict:

@@ -8,26 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scripted import DECLARE, D, P, T
 
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game, RecordError, replay
 from tiengow_env.rules import PRESETS, RuleSet
-
-
-def P(seat: int, *tiles: str) -> dict:
-    return {"seat": seat, "play": list(tiles)}
-
-
-def D(seat: int, *tiles: str) -> dict:
-    return {"seat": seat, "discard": list(tiles)}
-
-
-def T(leader: int, winner: int, *winning: str) -> dict:
-    return {"leader": leader, "winner": winner, "size": len(winning), "winning": list(winning)}
-
-
-def DECLARE(seat: int, yes: bool) -> dict:
-    return {"seat": seat, "declare": yes}
 
 
 def result(tricks, columns, w, bonus, settlement, last=1, shutout=1) -> dict:
