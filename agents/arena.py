@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import multiprocessing as mp
+import socket
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -122,17 +123,41 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
                       rules=ruleset.name, seed=seed)
 
 
-def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:
-    """Chunks as Ray tasks, collected as they finish and put back in deal order. A task that
-    fails (its worker died, or it raised) is run again by Ray, up to 3 times; since results are
-    kept by chunk index, no deal is lost or counted twice."""
+def connect_ray(address: str):
+    """The ``ray`` module, connected: to a Ray instance started here ("local") or to the cluster at
+    ``address`` (as ``ray start --head`` prints it). Already connected: as it is."""
     try:
         import ray
     except ImportError:
         raise ValueError('--ray needs Ray: pip install -e ".[ray]"') from None
     if not ray.is_initialized():
-        ray.init(address=None if address == "local" else address, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        _check_reachable(address)
+        try:
+            ray.init(address=None if address == "local" else address, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        except ConnectionError as err:
+            raise ValueError(f"could not connect to the Ray cluster at {address!r} ({str(err).splitlines()[0]}); "
+                             "start one with `ray start --head`, or use --ray alone for a local instance") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast on a HOST:PORT that nothing answers at (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if address == "local" or not sep or "/" in address or not port.isdigit():
+        return  # "auto", "ray://..." and the like: Ray checks those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise ValueError(f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
+                         "`ray start --head` there, or use --ray alone for a local instance") from None
+
+
+def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:
+    """Chunks as Ray tasks, collected as they finish and put back in deal order. A task that
+    fails (its worker died, or it raised) is run again by Ray, up to 3 times; since results are
+    kept by chunk index, no deal is lost or counted twice."""
+    ray = connect_ray(address)
     remote = ray.remote(max_retries=3, retry_exceptions=True)(_play_deals)
     pending = {remote.remote(task): i for i, task in enumerate(tasks)}
     parts: list[np.ndarray | None] = [None] * len(tasks)

@@ -327,17 +327,39 @@ def network_from_checkpoint(data: dict, path: str = "checkpoint") -> PolicyNet:
 
 
 def _arrays_state(owner: Any, names: list[str]) -> dict:
-    return {name: torch.from_numpy(np.array(getattr(owner, name), copy=True)) for name in names}
+    return {name: np.array(getattr(owner, name), copy=True) for name in names}
 
 
 def _load_arrays(owner: Any, saved: dict) -> None:
-    for name, tensor in saved.items():
+    for name, value in saved.items():
         target = getattr(owner, name)
-        value = tensor.numpy()
         if target.shape != value.shape or target.dtype != value.dtype:
             raise ValueError(f"checkpoint array {name} is {value.dtype}{value.shape}, expected "
                              f"{target.dtype}{target.shape}")
         target[...] = value
+
+
+def numpy_tree(tree: Any) -> Any:
+    """Tensors as numpy arrays, through dicts and lists. Rollout workers take and give numpy only:
+    Ray moves numpy arrays without pickling, and the learner's tensors stay its own."""
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().numpy().copy()
+    if isinstance(tree, dict):
+        return {key: numpy_tree(value) for key, value in tree.items()}
+    if isinstance(tree, list):
+        return [numpy_tree(value) for value in tree]
+    return tree
+
+
+def torch_tree(tree: Any) -> Any:
+    """Numpy arrays as tensors (copies), through dicts and lists: what ``torch.save`` keeps."""
+    if isinstance(tree, np.ndarray):
+        return torch.tensor(tree)
+    if isinstance(tree, dict):
+        return {key: torch_tree(value) for key, value in tree.items()}
+    if isinstance(tree, list):
+        return [torch_tree(value) for value in tree]
+    return tree
 
 
 def env_array_names(env: VectorEnv) -> list[str]:
@@ -398,16 +420,38 @@ class Buffer:
                    np.zeros(capacity, np.int64), np.zeros(capacity, np.float32), np.zeros(capacity, np.float32),
                    np.zeros(capacity, np.float64), np.full(capacity, -1, np.int64), np.zeros(capacity, bool))
 
+    def filled(self) -> Buffer:
+        """The decisions taken so far, as views (what a Ray worker sends back)."""
+        return Buffer(*(getattr(self, name)[:self.count] for name in BUFFER_ARRAYS), count=self.count)
+
+    @classmethod
+    def concatenate(cls, parts: list[Buffer]) -> Buffer:
+        """The rollouts of several workers as one buffer; ``next_decision`` indices are shifted by
+        the start of their part (chains never cross workers: each has envs of its own)."""
+        arrays = {name: np.concatenate([getattr(part, name)[:part.count] for part in parts])
+                  for name in BUFFER_ARRAYS}
+        start = 0
+        for part in parts:
+            chain = arrays["next_decision"][start:start + part.count]
+            chain[chain >= 0] += start
+            start += part.count
+        return cls(**arrays, count=start)
+
+
+BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward", "next_decision", "done")
+
 
 class Collector:
     """Steps the VectorEnv for ``rollout_steps``; the learner acts where the seating says so."""
 
-    def __init__(self, config: PpoConfig, env: VectorEnv, seating: Seating, rng: np.random.Generator):
+    def __init__(self, config: PpoConfig, env: VectorEnv, seating: Seating, rng: np.random.Generator,
+                 sampling_seed: int | None = None):
         self.config, self.env, self.seating, self.rng = config, env, seating, rng
-        capacity = config.num_envs * config.rollout_steps
+        capacity = env.num_envs * config.rollout_steps
         self.buffers = [Buffer.empty(capacity, env.observation_size, env.num_actions) for _ in range(2)]
         self.turn = 0
-        self.generator = torch.Generator().manual_seed(config.seed)  # the collector's own sampling stream
+        # the collector's own sampling stream
+        self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
         self.actions = np.zeros(env.num_envs, dtype=np.int64)
         self.scratch = np.zeros(env.num_actions + 8, dtype=np.int64)
         self.expert = None
@@ -476,6 +520,173 @@ class Collector:
                     log_probs, _ = snapshot(torch.from_numpy(self.env.observation[past]),
                                             torch.from_numpy(self.env.action_mask.view(bool)[past]))
                     self.actions[past] = sample_actions(log_probs, self.generator).numpy()
+
+
+# ============================================================================ rollout workers
+class RolloutWorker:
+    """Envs ``first_env .. first_env + num_envs - 1`` of the run's ``num_envs``, with their seating,
+    random streams and a copy of the policy. Local training runs one in a thread of its own; on
+    Ray, each rollout worker is one of these as an actor.
+
+    Env ``first_env + i`` deals exactly as env ``first_env + i`` of a single VectorEnv over all the
+    envs would. ``incarnation`` counts restarts of a dead worker: a restarted one deals and draws
+    afresh rather than repeat its first life.
+    """
+
+    def __init__(self, config: dict, first_env: int, num_envs: int, incarnation: int = 0):
+        self.config = config = PpoConfig.from_dict(dict(config))
+        torch.set_num_threads(config.threads)
+        rules = RuleSet.from_spec(config.rules)
+        seeds = np.random.SeedSequence([config.seed, first_env, incarnation]).generate_state(2, np.uint64)
+        deal_seed = config.seed + first_env if incarnation == 0 else int(seeds[0] >> np.uint64(2))
+        self.env = VectorEnv(num_envs, rules, seed=deal_seed, hands=config.hands)
+        self.seating = Seating(np.zeros(num_envs, np.int64), np.zeros(num_envs, np.int64),
+                               np.full((num_envs, self.env.players), PK.NO_DECISION, np.int64),
+                               np.zeros((num_envs, self.env.players), np.float64))
+        rng = np.random.default_rng(seeds)
+        draw_seating(config, rng, self.seating, np.arange(num_envs), 0, self.env.players)
+        self.collector = Collector(config, self.env, self.seating, rng, sampling_seed=int(seeds[1] >> np.uint64(1)))
+        self.net = make_network(config).eval()
+        self.pool_version = 0
+
+    def collect(self, weights: dict, pool_version: int, pool: list[dict]) -> tuple[Buffer, dict]:
+        """One rollout with these weights (``numpy_tree`` of a state dict); ``pool`` (past snapshots,
+        likewise) is reloaded when its version changed."""
+        torch.set_num_threads(self.config.threads)
+        self.net.load_state_dict(torch_tree(weights))
+        if pool_version != self.pool_version:
+            self.collector.snapshots = [make_network(self.config).eval() for _ in pool]
+            for snapshot, state in zip(self.collector.snapshots, pool):
+                snapshot.load_state_dict(torch_tree(state))
+            self.pool_version = pool_version
+        stats: dict = {}
+        return self.collector.collect(self.net, stats), stats
+
+    def remote_collect(self, weights: dict, pool_version: int, pool: list[dict]) -> tuple[Buffer, dict]:
+        """``collect``, returning only the filled part of the buffer (it is copied to the driver)."""
+        buffer, stats = self.collect(weights, pool_version, pool)
+        return buffer.filled(), stats
+
+    def state(self) -> dict:
+        """Everything a resumed run needs to continue these envs exactly."""
+        return {"env": _arrays_state(self.env, env_array_names(self.env)),
+                "seating": _arrays_state(self.seating, ["kind", "learner_seat", "pending", "carry"]),
+                "numpy": self.collector.rng.bit_generator.state,
+                "sampling": self.collector.generator.get_state().numpy()}
+
+    def load_state(self, state: dict) -> None:
+        _load_arrays(self.env, state["env"])
+        _load_arrays(self.seating, state["seating"])
+        self.collector.rng.bit_generator.state = state["numpy"]
+        self.collector.generator.set_state(torch.tensor(state["sampling"]))
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class LocalRollouts:
+    """One RolloutWorker over all the envs, collecting in a second thread of this process. Torch
+    releases the GIL inside its kernels, so the collector and the learner each get a core."""
+
+    def __init__(self, config: PpoConfig, notice: Callable[[str], None]):
+        self.workers = [RolloutWorker(config.to_dict(), 0, config.num_envs)]
+        self.job: tuple[threading.Thread, dict] | None = None
+
+    def start(self, weights: dict, pool_version: int, pool: list[dict]) -> None:
+        holder: dict = {}
+
+        def run() -> None:
+            try:
+                holder["result"] = self.workers[0].collect(weights, pool_version, pool)
+            except BaseException as err:  # re-raised in the learner's thread
+                holder["error"] = err
+        thread = threading.Thread(target=run, name="ppo-collector", daemon=True)
+        thread.start()
+        self.job = (thread, holder)
+
+    def finish(self) -> tuple[Buffer, dict]:
+        thread, holder = self.job
+        self.job = None
+        thread.join()
+        if "error" in holder:
+            raise holder["error"]
+        return holder["result"]
+
+    def state(self) -> list[dict]:
+        return [worker.state() for worker in self.workers]
+
+    def load_state(self, states: list[dict]) -> None:
+        self.workers[0].load_state(states[0])
+
+    def close(self) -> None:
+        pass
+
+
+class RayRollouts:
+    """K rollout workers as Ray actors, the envs split between them; the learner stays here. Each
+    rollout's weights (and the pool, when it changed) go out once through the object store. A
+    worker that dies is replaced by a new incarnation, which collects the lost part again."""
+
+    MAX_DEATHS = 3  # in a row, for one part of one rollout: then the failure is not chance
+
+    def __init__(self, config: PpoConfig, notice: Callable[[str], None], address: str, workers: int):
+        from agents.arena import connect_ray
+        self.ray = connect_ray(address)
+        if not isinstance(workers, int) or not 1 <= workers <= config.num_envs:
+            raise ValueError(f"--rollout-workers must be between 1 and num_envs ({config.num_envs}), got {workers!r}")
+        self.config, self.notice = config.to_dict(), notice
+        bounds = np.linspace(0, config.num_envs, workers + 1).astype(int)
+        self.parts = [(int(a), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:])]
+        self.incarnations = [0] * workers
+        self.actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+        self.workers = [self._spawn(k) for k in range(workers)]
+        self.restarts = 0
+        self.calls: list = []
+        self.arguments: tuple = ()
+
+    def _spawn(self, k: int):
+        first_env, num_envs = self.parts[k]
+        return self.actor_class.remote(self.config, first_env, num_envs, self.incarnations[k])
+
+    def start(self, weights: dict, pool_version: int, pool: list[dict]) -> None:
+        self.arguments = (self.ray.put(weights), pool_version, self.ray.put(pool))
+        self.calls = [worker.remote_collect.remote(*self.arguments) for worker in self.workers]
+
+    def finish(self) -> tuple[Buffer, dict]:
+        from ray.exceptions import RayActorError
+        buffers, stats = [], {}
+        for k in range(len(self.workers)):
+            deaths = 0
+            while True:
+                try:
+                    buffer, part_stats = self.ray.get(self.calls[k])
+                    break
+                except RayActorError as err:
+                    deaths += 1
+                    if deaths >= self.MAX_DEATHS:
+                        raise ValueError(f"rollout worker {k} died {deaths} times in a row; last: "
+                                         f"{str(err).splitlines()[0]}") from None
+                    self.incarnations[k] += 1
+                    self.restarts += 1
+                    self.notice(f"rollout worker {k} died; restarting it (envs {self.parts[k][0]}.."
+                                f"{sum(self.parts[k]) - 1} start new episodes)")
+                    self.workers[k] = self._spawn(k)
+                    self.calls[k] = self.workers[k].remote_collect.remote(*self.arguments)
+            buffers.append(buffer)
+            for key, value in part_stats.items():
+                stats[key] = stats.get(key, 0 if key == "hands" else []) + value
+        self.calls = []
+        return Buffer.concatenate(buffers), stats
+
+    def state(self) -> list[dict]:
+        return self.ray.get([worker.state.remote() for worker in self.workers])
+
+    def load_state(self, states: list[dict]) -> None:
+        self.ray.get([worker.load_state.remote(state) for worker, state in zip(self.workers, states)])
+
+    def close(self) -> None:
+        for worker in self.workers:
+            self.ray.kill(worker)
 
 
 # ============================================================================ update
@@ -580,45 +791,45 @@ def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") 
 
 # ============================================================================ training loop
 def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
-          notice: Callable[[str], None] = print, max_updates: int | None = None) -> dict:
+          notice: Callable[[str], None] = print, max_updates: int | None = None, ray_address: str | None = None,
+          rollout_workers: int = 1) -> dict:
     """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
-    is called after each update; ``max_updates`` stops this call early (a later resume continues)."""
+    is called after each update; ``max_updates`` stops this call early (a later resume continues).
+    ``ray_address`` collects with ``rollout_workers`` Ray actors ("local" starts Ray here) instead
+    of a thread of this process; everything else is the same."""
+    config.validate()
     torch.set_num_threads(config.threads)
-    rules = RuleSet.from_spec(config.rules)
     batch_steps = config.num_envs * config.rollout_steps
     num_updates = max(1, config.total_steps // batch_steps)
-    env = VectorEnv(config.num_envs, rules, seed=config.seed, hands=config.hands)
-    rng = np.random.default_rng(config.seed)
     torch.manual_seed(config.seed)
     net = make_network(config)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
-    seating = Seating(np.zeros(env.num_envs, np.int64), np.zeros(env.num_envs, np.int64),
-                      np.full((env.num_envs, env.players), PK.NO_DECISION, np.int64),
-                      np.zeros((env.num_envs, env.players), np.float64))
-    collector = Collector(config, env, seating, rng)
     shuffle = torch.Generator().manual_seed(config.seed + 1)  # the learner's minibatch order
+    data = load_checkpoint(resume, config) if resume is not None else None
+    if data is not None and ("optimizer" not in data or "rollouts" not in data):
+        raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
+                         "resume from the run's training checkpoint (the config's out)")
+    rollouts = LocalRollouts(config, notice) if ray_address is None \
+        else RayRollouts(config, notice, ray_address, rollout_workers)
     pool_states: list[dict] = []
+    pool_version = 0  # changes with pool_states: a worker reloads its snapshots then
     curve: list[dict] = []
     update, global_step, elapsed = 0, 0, 0.0
-    if resume is not None:
-        data = load_checkpoint(resume, config)
-        if "optimizer" not in data or "env" not in data:
-            raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
-                             "resume from the run's training checkpoint (the config's out)")
+    if data is not None:
         net.load_state_dict(data["model"])
         optimizer.load_state_dict(data["optimizer"])
-        _load_arrays(env, data["env"])
-        _load_arrays(seating, data["seating"])
-        rng.bit_generator.state = data["rng"]["numpy"]
         torch.set_rng_state(data["rng"]["torch"])
-        collector.generator.set_state(data["rng"]["collector"])
         shuffle.set_state(data["rng"]["shuffle"])
-        pool_states = list(data["pool"])
+        if len(data["rollouts"]) == len(rollouts.workers):
+            rollouts.load_state(numpy_tree(data["rollouts"]))
+        else:
+            notice(f"{resume} was collected by {len(data['rollouts'])} rollout worker(s), this run has "
+                   f"{len(rollouts.workers)}: the envs start new episodes")
+        pool_states = numpy_tree(list(data["pool"]))
+        pool_version = 1
         curve = list(data["curve"])
         update, global_step, elapsed = int(data["update"]), int(data["global_step"]), float(data["elapsed"])
         notice(f"resumed {resume} at update {update}, {global_step:,} env steps")
-    else:
-        draw_seating(config, rng, seating, np.arange(env.num_envs), 0, env.players)
 
     writer = None
     if config.log_dir:
@@ -634,11 +845,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     def checkpoint() -> None:
         save_checkpoint(config.out, {
             "config": config.to_dict(), "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-            "rng": {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
-                    "collector": collector.generator.get_state(), "shuffle": shuffle.get_state()},
-            "env": _arrays_state(env, env_array_names(env)),
-            "seating": _arrays_state(seating, ["kind", "learner_seat", "pending", "carry"]),
-            "pool": pool_states, "curve": curve, "update": update, "global_step": global_step,
+            "rng": {"torch": torch.get_rng_state(), "shuffle": shuffle.get_state()},
+            "rollouts": torch_tree(rollouts.state()),
+            "pool": torch_tree(pool_states), "curve": curve, "update": update, "global_step": global_step,
             "elapsed": elapsed})
 
     def harvest(wait: bool) -> None:
@@ -667,33 +876,17 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     start_update = update
     session_start = time.perf_counter()
     last_point: dict = {}
-    actor = make_network(config).eval()  # the collector's copy of the weights
-    jobs: list[tuple[threading.Thread, dict]] = []  # at most one rollout in flight
+    in_flight = False  # at most one rollout is being collected
 
     def start_rollout() -> None:
-        actor.load_state_dict(net.state_dict())
-        holder: dict = {"stats": {}}
-
-        def run() -> None:
-            try:
-                holder["buffer"] = collector.collect(actor, holder["stats"])
-            except BaseException as err:  # re-raised in the learner's thread
-                holder["error"] = err
-        thread = threading.Thread(target=run, name="ppo-collector", daemon=True)
-        thread.start()
-        jobs.append((thread, holder))
+        nonlocal in_flight
+        rollouts.start(numpy_tree(net.state_dict()), pool_version, pool_states)
+        in_flight = True
 
     def finish_rollout() -> tuple[Buffer, dict]:
-        thread, holder = jobs.pop()
-        thread.join()
-        if "error" in holder:
-            raise holder["error"]
-        return holder["buffer"], holder["stats"]
-
-    def set_pool() -> None:
-        collector.snapshots = [make_network(config).eval() for _ in pool_states]
-        for snapshot, state in zip(collector.snapshots, pool_states):
-            snapshot.load_state_dict(state)
+        nonlocal in_flight
+        in_flight = False
+        return rollouts.finish()
 
     def will_continue(count: int) -> bool:
         return count < num_updates and (max_updates is None or count - start_update < max_updates)
@@ -706,13 +899,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             tick = time.perf_counter()
             if config.anneal_lr:
                 optimizer.param_groups[0]["lr"] = config.lr * (1.0 - update / num_updates)
-            if not jobs:  # the pool may change only while no rollout is in flight
-                set_pool()
+            if not in_flight:
                 start_rollout()
-                buffer, stats = finish_rollout()
-            else:
-                buffer, stats = finish_rollout()
-                set_pool()
+            buffer, stats = finish_rollout()
             wait_seconds = time.perf_counter() - tick
             # Collect the next rollout meanwhile, unless a checkpoint (a drain point) comes first.
             if config.overlap and will_continue(update + 1) and (update + 1) % config.checkpoint_interval:
@@ -725,8 +914,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             seconds = time.perf_counter() - tick
             elapsed += seconds
             if config.pool_size and update % config.pool_interval == 0:
-                state = {k: v.clone() for k, v in net.state_dict().items()}
+                state = numpy_tree(net.state_dict())
                 pool_states = (pool_states + [state])[-config.pool_size:]
+                pool_version += 1
             opponent_chips = [c for k in ("greedy", "expert", "past") for c in stats.get(k, [])]
             last_point = {"update": update, "steps_per_second": batch_steps / seconds,
                           "hands_per_second": stats.get("hands", 0) / seconds, **losses}
@@ -756,15 +946,16 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                                                  config.eval_deals, config.eval_seed, config.rules),
                                 global_step, elapsed))
             harvest(wait=False)
-            if update % config.checkpoint_interval == 0 and not jobs:
+            if update % config.checkpoint_interval == 0 and not in_flight:
                 checkpoint()
             if progress:
                 progress(global_step, last_point)
-        if jobs:  # stopped by the time limit with a rollout in flight: it is dropped
+        if in_flight:  # stopped by the time limit with a rollout in flight: it is dropped
             finish_rollout()
         harvest(wait=True)
         checkpoint()
     finally:
+        rollouts.close()
         if evaluator is not None:
             evaluator.shutdown(wait=False, cancel_futures=True)
         if writer:

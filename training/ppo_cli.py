@@ -7,6 +7,7 @@ ValueError with a message for people.
 
     tiengow train ppo --config configs/ppo.yaml [--set lr=1e-4 --set num_envs=512 ...]
                       [--resume runs/ppo/ppo.pt] [--out PATH] [--json]
+                      [--ray [ADDRESS] --rollout-workers K]
 """
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint")
     p.add_argument("--out", help="checkpoint path (same as --set out=PATH)")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="collect rollouts with Ray actors: on a local Ray instance, or on the cluster at ADDRESS")
+    p.add_argument("--rollout-workers", type=int, default=None, metavar="K",
+                   help="Ray rollout workers (actors), each with its own share of num_envs (with --ray; default 2)")
     p.set_defaults(handler=cmd_train_ppo)
 
 
@@ -49,6 +54,9 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     )
 
     from .ppo import PpoConfig, train
+    if args.rollout_workers is not None and args.ray is None:
+        raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
+    workers = 2 if args.rollout_workers is None else args.rollout_workers
     overrides = list(args.set) + ([f"out={args.out}"] if args.out else [])
     config = PpoConfig.from_file(args.config, overrides)
     console = Console(stderr=True)
@@ -73,7 +81,8 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
             console.print(f"{steps:,}/{config.total_steps:,} env steps  {description}")
 
     with progress:
-        summary = train(config, resume=args.resume, progress=advance, notice=lambda text: console.print(text))
+        summary = train(config, resume=args.resume, progress=advance, notice=lambda text: console.print(text),
+                        ray_address=args.ray, rollout_workers=workers)
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "curve"}))
         return 0
