@@ -29,6 +29,11 @@ assignment), update, the training loop.
   mostly wait on each other). The pipeline drains at every checkpoint, so a resumed run follows
   the same schedule. The duplicate evaluation (``eval_interval``) runs in a spawned process at
   a lower priority, so training goes on while it plays.
+* **Rollout workers.** A ``RolloutWorker`` owns envs ``first_env ..`` of the run, their seating
+  and random streams, and a copy of the policy. Local training runs one over all the envs in
+  the collector thread (``LocalRollouts``); ``--ray`` runs K of them as Ray actors
+  (``RayRollouts``), each over a share of the envs, and concatenates their buffers. The loop
+  above is the same for both. Workers take and give numpy arrays only (``numpy_tree``).
 * **Checkpoints** (``torch.save``, atomically: a temporary file, then ``os.replace``) hold
   ``format``, ``version``, the config, the model, the optimiser, the numpy and torch RNG states,
   the env arrays, the credit bookkeeping, the pool and the learning curve: ``--resume`` continues
