@@ -5,6 +5,11 @@ Kernels take the three int64 arrays described in ``layout.py`` (``state``, ``tab
 Randomness comes from a caller-owned xorshift64 generator (``rng``, a uint64 array of one
 element), so the same seed gives the same deals and playouts with or without the JIT.
 
+Kernels that allocate nothing and run once per hand or per decision are compiled with
+``_nrt=False``, without numba's reference-counting runtime: with it, each array handed to a
+function, or to a helper inlined in a loop, costs a locked increment and decrement that numba
+cannot always prune (in ``random_playout`` they took about 40% of the time).
+
 Conventions: seats are 0..players-1 and play passes to ``(seat + 1) % players``. Hands are
 masks over physical tiles; legality is tested on canonical masks (tiles.py), and a played
 combination removes the lowest held copies of each of its types.
@@ -88,7 +93,10 @@ _TYPE_MASK = TYPE_MASK.astype(np.int64)
 _TYPE_BIT = TYPE_BITS[:, 0].astype(np.int64)  # bit of copy 0 of each type
 _COPY0 = _CIVIL_LOW | ~_CIVIL_ALL & np.int64(0xFFFFFFFF)  # the copy-0 bits of all types
 _TYPE_LOW = np.left_shift(1, _TYPE_BIT).astype(np.int64)
-_TILE_RED = RED_PIPS[TILE_TYPE].astype(np.int64)
+# One Red Dot (exactly one red pip in a hand) is one mask test: the hand's tiles with red pips
+# must be a single tile, and that tile must have exactly one.
+_RED_TILES = np.int64(sum(1 << b for b in range(32) if RED_PIPS[TILE_TYPE[b]] > 0))
+_ONE_RED_TILES = np.int64(sum(1 << b for b in range(32) if RED_PIPS[TILE_TYPE[b]] == 1))
 DISCARD_SET = np.int64(1) << 40  # perft decision code: DISCARD_SET | canonical mask
 
 
@@ -128,14 +136,11 @@ def take(hand, need):
     return (need & ~once) | (once & hand) | ((once & ~hand) << 1)
 
 
-@njit(cache=True)
-def red_pips(hand):
-    n = 0
-    while hand:
-        b = lowest_bit(hand)
-        n += _TILE_RED[b]
-        hand &= hand - 1
-    return n
+@njit(cache=True, inline="always")
+def one_red_pip(hand):
+    """True when the hand shows exactly one red pip (RULES.md, One Red Dot)."""
+    red = hand & _RED_TILES
+    return red & (red - 1) == 0 and red & _ONE_RED_TILES != 0
 
 
 # ----------------------------------------------------------------------------- random
@@ -166,10 +171,16 @@ def seed_rng(rng, seed):
 @njit(cache=True)
 def deal(rng, rules, out):
     """Uniformly random deal of the rule set's deck: writes one mask per seat into ``out``."""
+    deal_with(rng, rules, np.empty(32, dtype=np.int64), out)
+
+
+@njit(cache=True, inline="always")
+def deal_with(rng, rules, bits, out):
+    """``deal``, shuffling in the caller's ``bits`` (32 entries): a playout loop deals without
+    allocating."""
     deck = rules[R_DECK]
     players = rules[R_PLAYERS]
     hand_size = rules[R_HAND_SIZE]
-    bits = np.empty(32, dtype=np.int64)
     n = 0
     for b in range(32):
         if (deck >> b) & 1:
@@ -186,7 +197,7 @@ def deal(rng, rules, out):
 
 
 # ----------------------------------------------------------------------------- a new hand
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def new_hand(state, hands, banker, streak, table, rules):
     """Start a hand from dealt masks: One Red Dot, then the first leader."""
     state[:] = 0
@@ -214,7 +225,7 @@ def new_hand(state, hands, banker, streak, table, rules):
         start_play(state, rules)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def next_red_dot_holder(state, seat, rules):
     """First seat from ``seat`` on, in play order and before returning to the banker, whose
     dealt hand has exactly one red pip; -1 when there is none (or One Red Dot is off)."""
@@ -224,14 +235,14 @@ def next_red_dot_holder(state, seat, rules):
     banker = state[S_BANKER]
     s = seat
     while True:
-        if red_pips(state[S_DEALT + s]) == 1:
+        if one_red_pip(state[S_DEALT + s]):
             return s
         s = (s + 1) % players
         if s == banker:
             return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def start_play(state, rules):
     players = rules[R_PLAYERS]
     leader = state[S_BANKER]
@@ -262,7 +273,7 @@ def start_trick(state, leader, rules):
     state[S_DOOMED] = doomed
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def declare(state, seat, table, rules):
     """One Red Dot: the hand ends at once, the declarer is W with every column."""
     state[S_DECLARER] = seat
@@ -430,13 +441,13 @@ def end_trick(state, table, rules):
         start_trick(state, winner, rules)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def banker_factor(state, rules):
     """Factor of a payment that involves this hand's banker: 2, or 1 + streak."""
     return 1 + state[S_STREAK] if rules[R_STREAK_FACTOR] else 2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unbeatable_in_own_eyes(state, combo, table, rules):
     """1 if no combination beating ``combo`` can be made from the deck outside the banker's
     dealt hand (counting copies), else 0 (RULES.md section 6, shutout exception)."""
@@ -447,7 +458,7 @@ def unbeatable_in_own_eyes(state, combo, table, rules):
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def finish(state, table, rules):
     """Settlement at the end of the hand (RULES.md section 6)."""
     players = rules[R_PLAYERS]
@@ -497,10 +508,7 @@ def finish(state, table, rules):
 
 
 # ----------------------------------------------------------------------------- playouts
-# Compiled without numba's reference-counting runtime (``_nrt=False``; nothing here allocates):
-# with it, every array handed to an inlined helper costs a locked increment and decrement
-# that numba cannot prune inside the loop, several per decision (about 40% of a playout).
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
 def random_playout(state, table, rules, rng, scratch):
     """Play the hand to the end with uniformly random legal actions; return the steps taken."""
     steps = 0
@@ -523,10 +531,11 @@ def random_hands(num_hands, seed, table, rules, out_net):
     seed_rng(rng, seed)
     state = np.zeros(S_LEN, dtype=np.int64)
     hands = np.zeros(MAX_SEATS, dtype=np.int64)
+    bits = np.zeros(32, dtype=np.int64)
     scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
     steps = 0
     for i in range(num_hands):
-        deal(rng, rules, hands)
+        deal_with(rng, rules, bits, hands)
         banker = (rand_below(rng, 6) + rand_below(rng, 6) + 1) % players
         new_hand(state, hands, banker, 1, table, rules)
         steps += random_playout(state, table, rules, rng, scratch)
