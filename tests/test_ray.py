@@ -96,10 +96,13 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
     assert load_checkpoint(config.out)["update"] == 8
 
 
-def test_ray_options_are_checked(capsys):
+def test_ray_options_are_checked(local_ray, tmp_path, capsys):
     from tiengow_env.cli import main
+    from training.ppo import train
     assert main(["train", "ppo", "--rollout-workers", "2"]) == 2
     assert "--rollout-workers needs --ray" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="3 rollout workers need 3 CPUs .* the Ray cluster has 2"):
+        train(ppo_config(tmp_path), ray_address="local", rollout_workers=3)
     # A fresh process: this one is connected to the test's Ray instance already.
     done = subprocess.run(["tiengow", "eval", "greedy", "--vs", "random", "--deals", "4", "--ray", "127.0.0.1:1"],
                           capture_output=True, text=True, timeout=120)

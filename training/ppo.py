@@ -639,6 +639,10 @@ class RayRollouts:
         self.ray = connect_ray(address)
         if not isinstance(workers, int) or not 1 <= workers <= config.num_envs:
             raise ValueError(f"--rollout-workers must be between 1 and num_envs ({config.num_envs}), got {workers!r}")
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        if workers > cpus:
+            raise ValueError(f"{workers} rollout workers need {workers} CPUs (one each), and the Ray cluster has "
+                             f"{cpus}; use --rollout-workers {max(cpus, 1)} or add machines (README: Scaling out)")
         self.config, self.notice = config.to_dict(), notice
         bounds = np.linspace(0, config.num_envs, workers + 1).astype(int)
         self.parts = [(int(a), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:])]
