@@ -36,7 +36,7 @@ def game_api_steps_per_s(seconds: float, repeats: int) -> float:
 
 
 def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
-    """AEC loop with random legal actions: ``env()`` (PettingZoo's standard wrappers) or ``raw_env``."""
+    """AEC loop with random legal actions: ``env()`` (PettingZoo's protections, built in) or ``raw_env``."""
     from tiengow_env import tiengow_v0
     env = tiengow_v0.raw_env() if raw else tiengow_v0.env()
     env.reset(seed=0)

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from pettingzoo import AECEnv
 from pettingzoo.test import api_test, seed_test
 
 import tiengow_env
@@ -62,17 +63,100 @@ def test_raw_env_refuses_illegal_actions():
     assert env.agent_selection == "player_1"
 
 
-def test_wrapped_env_terminates_on_illegal_actions():
+def pettingzoo_wrapped(**kwargs):
+    """What ``env()`` was: ``raw_env`` in PettingZoo's three standard wrappers for classic games."""
+    from pettingzoo.utils import wrappers
+    illegal_reward = kwargs.pop("illegal_reward", -1.0)
+    wrapped = wrappers.TerminateIllegalWrapper(tiengow_v0.raw_env(**kwargs), illegal_reward=illegal_reward)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(wrapped))
+
+
+def episode_view(env) -> tuple:
+    return (env.agents[:], env.agent_selection, dict(env.rewards), dict(env._cumulative_rewards),
+            dict(env.terminations), dict(env.truncations), env.infos)
+
+
+@pytest.mark.parametrize("illegal_at", [0, 1, 5, 17, None], ids=str)
+@pytest.mark.parametrize("kwargs", [{}, {"illegal_reward": -3, "hands": 2, "reward_scale": 0.5},
+                                    {"rules": "three_player"}], ids=str)
+def test_env_is_the_wrapped_raw_env(kwargs, illegal_at):
+    """env() does natively what PettingZoo's TerminateIllegal, AssertOutOfBounds and
+    OrderEnforcing wrappers did: the same episode, step for step, an illegal action included."""
+    ours, theirs = tiengow_v0.env(**kwargs), pettingzoo_wrapped(**kwargs)
+    assert ours.unwrapped is ours and isinstance(ours, AECEnv) and str(ours) == str(theirs) == "tiengow_v0"
+    rng = np.random.default_rng(illegal_at)
+    for episode in range(2):
+        ours.reset(seed=episode)
+        theirs.reset(seed=episode)
+        decisions = 0
+        while theirs.agents:
+            assert episode_view(ours) == episode_view(theirs)
+            agent = theirs.agent_selection
+            obs = theirs.observe(agent)
+            assert all(np.array_equal(ours.observe(agent)[k], obs[k]) for k in obs)
+            illegal = False
+            if theirs.terminations[agent] or theirs.truncations[agent]:
+                action = None
+            else:
+                illegal = decisions == illegal_at
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"] != illegal)))
+                decisions += 1
+            ours.step(action)
+            theirs.step(action)
+            if illegal:
+                assert all(ours.terminations.values()) and all(ours.truncations.values())
+                assert ours.rewards == dict.fromkeys(ours.agents, 0.0) | {agent: kwargs.get("illegal_reward", -1)}
+        assert episode_view(ours) == episode_view(theirs)
+
+
+def test_env_refuses_wrong_actions_and_order(caplog):
     env = tiengow_v0.env(illegal_reward=-3)
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), lambda: env.agent_iter(),
+                 lambda: env.information_state("player_0")):
+        with pytest.raises(ValueError, match=r"call reset\(\) before"):
+            call()
+    with pytest.raises(AttributeError, match="rewards"):
+        env.rewards  # noqa: B018  (reset() makes it)
+    assert env.agents == [] and env.num_agents == 0
+    with pytest.raises(ValueError, match="render"):
+        tiengow_v0.env(render_mode="ansi").render()
     env.reset(seed=1)
+    state = env.session.state.copy()
+    for bad in (84, -1, 2.0, "3", True, None):  # not an action id: refused, the episode goes on
+        with pytest.raises(ValueError, match=r"an action is an integer id 0\.\.83"):
+            env.step(bad)
+    assert np.array_equal(env.session.state, state) and not any(env.terminations.values())
+    env.step(0)  # 5-1 is not in player_0's hand: the episode ends for everyone
+    assert "Illegal move made" in caplog.text  # PettingZoo's warning, through its logger
+    assert all(env.terminations.values()) and all(env.truncations.values())
+    assert env._cumulative_rewards == {"player_0": -3, "player_1": 0, "player_2": 0, "player_3": 0}
+    with pytest.raises(ValueError, match="only valid action is None"):
+        env.step(1)
+    for _ in env.agent_iter():
+        env.step(None)
+    env.step(None)  # no agent left: a warning (as OrderEnforcingWrapper's), nothing else
+    assert "step() called after all agents are terminated" in caplog.text
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="once in each pass"):
+        for _ in env.agent_iter():
+            pass  # forgot to step
+    with pytest.raises(ValueError, match="illegal_reward"):
+        tiengow_v0.env(illegal_reward=float("nan"))
+
+
+def test_env_with_pettingzoo_tooling():
+    from pettingzoo.utils import conversions, wrappers
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env.step(0)
-    assert all(env.terminations.values())
-    assert env._cumulative_rewards["player_0"] == -3 and env.rewards["player_1"] == 0
-    env.reset(seed=1)
-    with pytest.raises(AssertionError):  # outside the action space
-        env.step(84)
+        api_test(wrappers.OrderEnforcingWrapper(tiengow_v0.env()), num_cycles=100)  # wrappers still stack
+    parallel = conversions.turn_based_aec_to_parallel(tiengow_v0.env(rules="three_player"))
+    observations, _ = parallel.reset(seed=5)
+    rng = np.random.default_rng(0)
+    while parallel.agents:
+        actions = {agent: int(rng.choice(np.flatnonzero(obs["action_mask"]))) if obs["action_mask"].any() else 0
+                   for agent, obs in observations.items()}
+        observations, rewards, *_ = parallel.step(actions)
+    assert parallel.aec_env.session.episode_over
 
 
 def test_episode_end_and_dead_steps():

@@ -3,7 +3,7 @@ machine and on what else runs on it).
 
     NUMBA_NUM_THREADS=1 taskset -c 0 python tests/test_env_speed.py
 
-prints the steps per second of the AEC env (``raw_env`` and the wrapped ``env()``) with
+prints the steps per second of the AEC env (``raw_env`` and ``env()``) with
 random legal actions chosen in Python, of the Gymnasium env against random opponents, and of
 ``VectorEnv`` at N = 4096 with random legal actions drawn in compiled code. Three figures
 each: steps per second of CPU time used by this process over the whole run (what one core
@@ -84,7 +84,7 @@ def vector_runner(num_envs: int, rules: str, vector_steps: int):
 def main(scale: float = 1.0) -> dict[str, tuple[float, float, float]]:
     figures = {}
     steps = max(1, int(5000 * scale))
-    for name, make in (("AEC raw_env", tiengow_v0.raw_env), ("AEC env() (wrapped)", tiengow_v0.env)):
+    for name, make in (("AEC raw_env", tiengow_v0.raw_env), ("AEC env()", tiengow_v0.env)):
         run = aec_runner(make, steps)
         run()
         figures[name] = windows(run, steps, max(1, int(20 * scale)))

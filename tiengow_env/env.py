@@ -1,8 +1,9 @@
 """PettingZoo AEC environment ``tiengow_v0``: one hand (or a match of hands) of Tien Gow.
 
-Use ``tiengow_env.tiengow_v0.env(rules="standard")`` (wrapped, as PettingZoo's classic games
-are) or ``raw_env(...)``. Agents are ``player_0`` .. ``player_{P-1}``, one per seat (P = 4,
-or 3 under ``players: 3``); the seat numbers are the core's (RULES.md section 3).
+Use ``tiengow_env.tiengow_v0.env(rules="standard")`` (illegal actions end the episode, as in
+PettingZoo's classic games) or ``raw_env(...)`` (they raise). Agents are ``player_0`` ..
+``player_{P-1}``, one per seat (P = 4, or 3 under ``players: 3``); the seat numbers are the
+core's (RULES.md section 3).
 
 Actions, ``Discrete(A)``: the core's action ids (``layout.py``), unchanged, with
 ``C = table_for(rules).num_combos`` (61 for classic rules over the 32-tile deck):
@@ -30,7 +31,8 @@ gives the perfect-recall information-state vector (``observation.py``).
 Rewards: chips, when they are paid (RULES.md sections 5 and 6): a trick bonus with the step
 that ends its trick, the settlement with the step that ends the hand, each multiplied by
 ``reward_scale``. Every seat is rewarded at every step (mostly 0), and the rewards of a
-hand sum to zero.
+hand sum to zero. As PettingZoo's own helpers do, a step updates the ``rewards`` dict in
+place (copy it to keep one step's values); ``reset()`` makes new dicts.
 
 Episodes: ``hands=1`` (default) is one hand; ``hands=n`` is a match of n hands (RULES.md
 section 7): the next hand is dealt from the same generator, its banker is W of the hand
@@ -46,19 +48,33 @@ followed by k plain resets gives the same deals as env i of ``VectorEnv(seed=s -
 k auto-resets.
 
 Illegal actions: ``raw_env.step`` raises ``ValueError`` naming the action, the seat and the
-legal actions, and changes nothing. ``env()`` wraps it in PettingZoo's
-``TerminateIllegalWrapper`` (the classic games' convention): an action outside the mask
-ends the episode for everyone, the offender gets ``illegal_reward`` (default -1) and the
-others 0. Out-of-range actions fail ``AssertOutOfBoundsWrapper``.
+legal actions, and changes nothing. ``env()`` (``raw_env(illegal_reward=-1.0)``) follows the
+convention of PettingZoo's ``TerminateIllegalWrapper`` instead, step for step: an action id
+outside the mask logs PettingZoo's illegal-move warning and ends the episode for everyone
+(every termination and truncation True), the offender gets ``illegal_reward`` and the others
+0. In both, anything but an action id 0..A-1 for a live agent (a float, a bool, an id out of
+range, None) raises ``ValueError`` and changes nothing, and a done agent's only action is None.
+
+Order of calls, in both (what PettingZoo's ``OrderEnforcingWrapper`` checks; ``env()`` does
+it natively and is not wrapped, so ``env().unwrapped`` is the env itself): ``step``,
+``observe``, ``information_state``, ``render`` and ``agent_iter`` before the first
+``reset()`` raise ``ValueError``; ``rewards``, ``terminations``, ``truncations``, ``infos``
+and ``agent_selection`` do not exist before it (``AttributeError``; ``agents`` is empty).
+``step`` once every agent is done logs PettingZoo's warning and does nothing, and a loop over
+``agent_iter()`` raises ``ValueError`` if a pass calls neither ``step`` nor ``reset``. (No
+``__getattr__`` gives a friendlier message for those attributes: defining one would slow
+every attribute access of the env, as CPython then stops specialising them.)
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable
+from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
@@ -69,6 +85,8 @@ from .rules import RuleSet
 from .tiles import mask_names
 
 RENDER_MODES = ("ansi", "human")
+_FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)  # dtype objects: np.empty takes them fastest
+_NO_CHIPS = [0] * L.MAX_SEATS
 
 
 class Session:
@@ -104,6 +122,7 @@ class Session:
         self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)    # chips paid by the last step
         self.pending = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips of hands decided at the deal
         self.has_pending = False
+        self.paid = False  # whether the last step paid any chips (delta is not all 0)
         self.episode_chips = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips paid in this episode
         self.hands_left = hands
         self.hand_number = 0
@@ -125,32 +144,42 @@ class Session:
         self.seeded = True
         K.begin_episode(self.state, self.rng, self.table, self.rules_array, self.history, self.hands_buf,
                         self.pending)
-        self.has_pending = bool(self.pending.any())
-        self.episode_chips[:] = 0
+        self.has_pending = self.pending.tolist() != _NO_CHIPS
+        self.paid = False
+        self.episode_chips.fill(0)
         self.hands_left = self.hands
         self.hand_number = 1
         self.episode_over = False
 
     def step(self, action: Any) -> int:
-        """Apply the acting seat's action; ``delta`` receives the chips it paid to each seat.
+        """Apply the acting seat's action; ``delta`` receives the chips it paid to each seat,
+        and ``paid`` says whether any changed hands.
 
-        Returns ``_kernels.env_step``'s status (0 play goes on, 1 next hand of the match, 2 the
-        episode is over); raises ValueError for an action that is not legal (nothing changes).
+        Returns ``_kernels.env_step``'s status: -1 the action is not legal (nothing changes;
+        ``illegal_message`` says why), 0 play goes on, 1 next hand of the match, 2 the
+        episode is over. Raises ValueError when no episode is in play or ``action`` is not an
+        integer id 0..A-1 (nothing changes).
         """
+        if type(action) is not int:  # plain ints skip the slower checks
+            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+                raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
+            action = int(action)
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
         if self.episode_over:
             raise ValueError("no episode in play (it is over, or has not begun); call reset()")
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-                or not 0 <= action < self.num_actions:
-            raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
-        status = K.env_step(self.state, int(action), self.table, self.rules_array, self.rng, self.history,
+        status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history,
                             self.hands_left, self.scratch, self.hands_buf, self.delta)
         if status < 0:
-            raise ValueError(self.illegal_message(int(action)))
+            return status
+        delta = self.delta
         if self.has_pending:
-            self.delta += self.pending
-            self.pending[:] = 0
+            delta += self.pending
+            self.pending.fill(0)
             self.has_pending = False
-        self.episode_chips += self.delta
+        self.paid = delta.tolist() != _NO_CHIPS  # most steps pay nothing (numpy's any() is slower here)
+        if self.paid:
+            self.episode_chips += delta
         if status == 1:
             self.hands_left -= 1
             self.hand_number += 1
@@ -159,6 +188,7 @@ class Session:
         return status
 
     def illegal_message(self, action: int) -> str:
+        """Why ``action`` (an id 0..A-1) is not legal now, with the legal actions."""
         seat = self.to_act
         legal = self.game.legal_actions()
         return (f"action {action} ({self.game.action_name(action)}) is not legal for seat {seat}; legal: "
@@ -168,7 +198,7 @@ class Session:
     @property
     def to_act(self) -> int:
         """The seat to decide (-1 once the episode is over)."""
-        return int(self.state[L.S_TO_ACT])
+        return self.state.item(L.S_TO_ACT)
 
     def observe(self, seat: int, obs_out: np.ndarray, mask_out: np.ndarray) -> None:
         K.observe(self.state, seat, self.table, self.rules_array, self.offsets, self.face_up, self.scratch,
@@ -236,17 +266,28 @@ class Session:
 
 class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     """Tien Gow as a PettingZoo AEC environment (module docstring: actions, observations,
-    rewards, episodes, seeds and illegal actions)."""
+    rewards, episodes, seeds, illegal actions and the order of calls).
+
+    ``illegal_reward=None`` (the default here) makes an illegal action raise ``ValueError``;
+    a number makes it end the episode as PettingZoo's ``TerminateIllegalWrapper`` does
+    (``env()`` passes -1).
+    """
 
     metadata = {"render_modes": list(RENDER_MODES), "name": "tiengow_v0", "is_parallelizable": False,
                 "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, rules: Any = "standard", hands: int = 1,
-                 reward_scale: float = 1.0):
+                 reward_scale: float = 1.0, illegal_reward: float | None = None):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if illegal_reward is not None and (isinstance(illegal_reward, bool)
+                                           or not isinstance(illegal_reward, (int, float))
+                                           or not np.isfinite(illegal_reward)):
+            raise ValueError("illegal_reward must be None (an illegal action raises ValueError) or a finite "
+                             f"number, got {illegal_reward!r}")
         self.render_mode = render_mode
+        self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
         self.session = Session(rules, hands, reward_scale)
         players = self.session.players
         self.possible_agents = [f"player_{s}" for s in range(players)]
@@ -261,6 +302,10 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         info_low, info_high = self.session.layout.bounds(information=True)
         self._information_space = spaces.Box(info_low, info_high, dtype=np.float32)
         self._zero_rewards = dict.fromkeys(self.possible_agents, 0.0)
+        self._all_false = dict.fromkeys(self.possible_agents, False)
+        self._has_reset = False
+        self._rewards_paid = False  # some entry of self.rewards is not 0
+        self._moves = 0  # calls of step() and reset(), for agent_iter()'s check
         self.agents = []
 
     # ----------------------------------------------------------------- spaces
@@ -285,50 +330,102 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     # ----------------------------------------------------------------- AEC API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self.session.reset(seed)
+        self._has_reset = True
+        self._moves += 1
         self.agents = self.possible_agents[:]
-        self.rewards = dict(self._zero_rewards)
-        self._cumulative_rewards = dict(self._zero_rewards)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
+        self.rewards = self._zero_rewards.copy()
+        self._rewards_paid = False
+        self._cumulative_rewards = self._zero_rewards.copy()
+        self.terminations = self._all_false.copy()
+        self.truncations = self._all_false.copy()
         self.infos = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.session.to_act]
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            raise ValueError("call reset() before observe()")
         session = self.session
-        obs = np.empty(session.observation_size, dtype=np.float32)
-        mask = np.empty(session.num_actions, dtype=np.int8)
+        obs = np.empty(session.observation_size, _FLOAT32)
+        mask = np.empty(session.num_actions, _INT8)
         session.observe(self.agent_name_mapping[agent], obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     def information_state(self, agent: str) -> np.ndarray:
         """The agent's perfect-recall information-state vector (observation.py)."""
+        if not self._has_reset:
+            raise ValueError("call reset() before information_state()")
         return self.session.information_state(self.agent_name_mapping[agent])
 
     def step(self, action: Any) -> None:
+        self._moves += 1
+        if not self.agents:
+            if not self._has_reset:
+                raise ValueError("call reset() before step()")
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         session = self.session
-        status = session.step(action)  # ValueError for an illegal action, before any change
-        self._cumulative_rewards[agent] = 0
-        delta, scale = session.delta, session.reward_scale
-        self.rewards = {a: float(delta[s]) * scale for s, a in enumerate(self.possible_agents)}
+        status = session.step(action)  # ValueError for anything but an action id, before any change
+        if status < 0:
+            self._illegal_action(agent, action)
+            return
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
+        if session.paid or self._rewards_paid:  # else every reward is 0 already, and stays 0
+            self._rewards_paid = session.paid
+            rewards, scale = self.rewards, session.reward_scale
+            for name, chips in zip(self.possible_agents, session.delta.tolist()):
+                rewards[name] = reward = chips * scale
+                cumulative[name] += reward
         if status == 2:
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = self.possible_agents[session.to_act]
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[session.state.item(L.S_TO_ACT)]
         if self.render_mode == "human":
             self.render()
+
+    def _illegal_action(self, agent: str, action: Any) -> None:
+        """An action id outside the mask: ValueError, or with ``illegal_reward`` the convention
+        of PettingZoo's ``TerminateIllegalWrapper``, step for step."""
+        if self.illegal_reward is None:
+            raise ValueError(self.session.illegal_message(int(action)))
+        EnvLogger.warn_on_illegal_move()
+        self._cumulative_rewards[agent] = 0.0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = self.illegal_reward
+        self._rewards_paid = True
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        """The agent to act, until every agent is done; as with PettingZoo's
+        ``OrderEnforcingWrapper``, each pass of the loop must call ``step()`` (or ``reset()``)."""
+        if not self._has_reset:
+            raise ValueError("call reset() before agent_iter()")
+        return self._agent_turns(max_iter)
+
+    def _agent_turns(self, max_iter: int) -> Iterator[str]:
+        moves = None
+        for agent in AECIterable(self, max_iter):
+            if self._moves == moves:
+                raise ValueError("call step() (or reset()) once in each pass of a loop over agent_iter()")
+            moves = self._moves
+            yield agent
 
     def render(self) -> str | None:
         if self.render_mode is None:
             import gymnasium
             gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
             return None
+        if not self._has_reset:
+            raise ValueError("call reset() before render()")
         text = self.session.render_text(self.possible_agents)
         if self.render_mode == "ansi":
             return text
@@ -343,13 +440,11 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
 
 def env(render_mode: str | None = None, rules: Any = "standard", hands: int = 1, reward_scale: float = 1.0,
-        illegal_reward: float = -1.0) -> AECEnv:
-    """``raw_env`` with PettingZoo's standard wrappers for classic games (module docstring)."""
-    wrapped: AECEnv = raw_env(render_mode=render_mode, rules=rules, hands=hands, reward_scale=reward_scale)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
-    return wrapped
+        illegal_reward: float = -1.0) -> raw_env:
+    """``raw_env`` where an illegal action ends the episode with ``illegal_reward`` for its agent
+    (PettingZoo's classic-game convention, without wrapper layers: module docstring)."""
+    return raw_env(render_mode=render_mode, rules=rules, hands=hands, reward_scale=reward_scale,
+                   illegal_reward=illegal_reward)
 
 
 __all__ = ["env", "raw_env", "Session"]

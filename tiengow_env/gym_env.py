@@ -158,7 +158,8 @@ class TienGowEnv(gym.Env):
         session = self.session
         if isinstance(action, SampledAction):
             action = action.resolve(self._mask)
-        session.step(action)  # ValueError for an illegal action, before any change
+        if session.step(action) < 0:  # not legal: nothing has changed
+            raise ValueError(session.illegal_message(action))
         chips = int(session.delta[self.seat]) + self._carry
         self._carry = 0
         chips += self._play_opponents(before_first_decision=False)
@@ -209,9 +210,11 @@ class TienGowEnv(gym.Env):
             else:
                 action = policy(self._opp_obs.copy(), self._opp_mask.copy())
                 try:
-                    session.step(action)
+                    status = session.step(action)
                 except ValueError as err:
                     raise ValueError(f"the opponent at seat {seat}: {err}") from None
+                if status < 0:
+                    raise ValueError(f"the opponent at seat {seat}: {session.illegal_message(action)}")
             chips += int(session.delta[self.seat])
 
     def _observation(self) -> np.ndarray:
