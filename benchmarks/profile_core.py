@@ -1,8 +1,10 @@
 """Cost of each part of a random playout: ``python -m benchmarks.profile_core``.
 
-Records the states and actions of 1,000 random hands, then times ``legal_actions`` and
-``step`` over the recorded states (CPU time, best of 20 passes, per call), beside a plain
-state copy (the step timing includes one) and a random draw.
+Records the states and actions of 200 random hands, then times ``legal_actions`` (lead
+states and follow states apart) and ``step`` over the recorded states, beside a plain state copy (the step
+timing includes one), the deal, ``new_hand`` and the whole playout (``random_hands``). CPU
+time, best of 20 passes. The timing loops are compiled as the playout is (``_nrt=False``, see
+``_kernels``), so that the parts cost what they cost inside it.
 """
 from __future__ import annotations
 
@@ -37,37 +39,35 @@ def _record(hands, table, rules, states, actions):
     return n
 
 
-@njit(cache=True)
-def _legal(states, n, table, rules):
-    scratch = np.zeros(table.shape[0] + 32, dtype=np.int64)
+@njit(cache=True, _nrt=False)
+def _legal(states, table, rules, scratch, passes):
     total = 0
-    for i in range(n):
-        total += K.legal_actions(states[i], table, rules, scratch)
+    for _ in range(passes):
+        for i in range(states.shape[0]):
+            total += K.legal_actions(states[i], table, rules, scratch)
     return total
 
 
-@njit(cache=True)
-def _copy_and_step(states, actions, n, table, rules, do_step):
-    state = np.zeros(L.S_LEN, dtype=np.int64)
+@njit(cache=True, _nrt=False)
+def _copy_and_step(states, actions, n, table, rules, do_step, state, passes):
     total = 0
-    for i in range(n):
-        state[:] = states[i]
-        if do_step:
-            K.step(state, actions[i], table, rules)
-        total += state[0]
+    for _ in range(passes):
+        for i in range(n):
+            for k in range(L.S_LEN):
+                state[k] = states[i, k]
+            if do_step:
+                K.step(state, actions[i], table, rules)
+            total += state[0]
     return total
 
 
-@njit(cache=True)
-def _deals(n, table, rules):
-    rng = np.zeros(1, dtype=np.uint64)
-    K.seed_rng(rng, 1)
-    state = np.zeros(L.S_LEN, dtype=np.int64)
-    dealt = np.zeros(L.MAX_SEATS, dtype=np.int64)
+@njit(cache=True, _nrt=False)
+def _deals(n, rng, table, rules, bits, dealt, state, start_hand):
     for _ in range(n):
-        K.deal(rng, rules, dealt)
-        K.new_hand(state, dealt, 0, 1, table, rules)
-    return state[0]
+        K.deal_with(rng, rules, bits, dealt)
+        if start_hand:
+            K.new_hand(state, dealt, 0, 1, table, rules)
+    return dealt[0]
 
 
 def _best(fn, args, passes: int = 20) -> float:
@@ -83,18 +83,39 @@ def _best(fn, args, passes: int = 20) -> float:
 def main() -> None:
     combos = table_for(RuleSet.from_spec("standard"))
     table, rules = combos.table, combos.rules_array
-    states = np.zeros((40_000, L.S_LEN), dtype=np.int64)
-    actions = np.zeros(40_000, dtype=np.int64)
-    n = _record(1000, table, rules, states, actions)
-    print(f"{n} decisions in 1,000 hands ({n / 1000:.1f} per hand); CPU time per call, best of 20:")
-    copy = _best(_copy_and_step, (states, actions, n, table, rules, False))
-    figures = {
-        "legal_actions": _best(_legal, (states, n, table, rules)) / n,
-        "step (copy subtracted)": (_best(_copy_and_step, (states, actions, n, table, rules, True)) - copy) / n,
-        "deal + new_hand": _best(_deals, (100_000, table, rules)) / 100_000,
+    hands, passes = 200, 10  # 200 hands' states stay in the cache: the figures are not memory traffic
+    states = np.zeros((10_000, L.S_LEN), dtype=np.int64)
+    actions = np.zeros(10_000, dtype=np.int64)
+    n = _record(hands, table, rules, states, actions)
+    lead_states = states[:n][states[:n, L.S_PHASE] == L.PHASE_LEAD]
+    follow_states = states[:n][states[:n, L.S_PHASE] == L.PHASE_FOLLOW]
+    leads, follows = len(lead_states), len(follow_states)
+    print(f"{n} decisions in {hands:,} hands ({n / hands:.1f} per hand: {leads / hands:.1f} leads, "
+          f"{follows / hands:.1f} follows); CPU time, best of 20:")
+    scratch = np.zeros(combos.num_actions, dtype=np.int64)
+    state = np.zeros(L.S_LEN, dtype=np.int64)
+    copy = _best(_copy_and_step, (states, actions, n, table, rules, False, state, passes))
+    rng = np.zeros(1, dtype=np.uint64)
+    K.seed_rng(rng, 1)
+    bits = np.zeros(32, dtype=np.int64)
+    dealt = np.zeros(L.MAX_SEATS, dtype=np.int64)
+    deals = 100_000
+    deal = _best(_deals, (deals, rng, table, rules, bits, dealt, state, False)) / deals
+    net = np.zeros((20_000, combos.rules.players), dtype=np.int64)
+    parts = {  # name: (seconds per call, calls per hand)
+        "legal_actions, lead": (_best(_legal, (lead_states, table, rules, scratch, passes)) / leads / passes,
+                                leads / hands),
+        "legal_actions, follow": (_best(_legal, (follow_states, table, rules, scratch, passes)) / follows / passes,
+                                  follows / hands),
+        "step (copy subtracted)": ((_best(_copy_and_step, (states, actions, n, table, rules, True, state, passes))
+                                    - copy) / n / passes, n / hands),
+        "deal (deal_with)": (deal, 1),
+        "new_hand": (_best(_deals, (deals, rng, table, rules, bits, dealt, state, True)) / deals - deal, 1),
+        "whole hand (random_hands)": (_best(K.random_hands, (len(net), 1, table, rules, net)) / len(net), 1),
     }
-    for name, seconds in figures.items():
-        print(f"  {name:24s} {seconds * 1e9:7.1f} ns")
+    print(f"  {'':26s} {'per call':>10s} {'per hand':>10s}")
+    for name, (seconds, calls) in parts.items():
+        print(f"  {name:26s} {seconds * 1e9:7.1f} ns {seconds * calls * 1e6:7.2f} µs")
 
 
 if __name__ == "__main__":
