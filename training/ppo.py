@@ -649,7 +649,6 @@ class RayRollouts:
         self.incarnations = [0] * workers
         self.actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         self.workers = [self._spawn(k) for k in range(workers)]
-        self.restarts = 0
         self.calls: list = []
         self.arguments: tuple = ()
 
@@ -662,25 +661,9 @@ class RayRollouts:
         self.calls = [worker.remote_collect.remote(*self.arguments) for worker in self.workers]
 
     def finish(self) -> tuple[Buffer, dict]:
-        from ray.exceptions import RayActorError
         buffers, stats = [], {}
-        for k in range(len(self.workers)):
-            deaths = 0
-            while True:
-                try:
-                    buffer, part_stats = self.ray.get(self.calls[k])
-                    break
-                except RayActorError as err:
-                    deaths += 1
-                    if deaths >= self.MAX_DEATHS:
-                        raise ValueError(f"rollout worker {k} died {deaths} times in a row; last: "
-                                         f"{str(err).splitlines()[0]}") from None
-                    self.incarnations[k] += 1
-                    self.restarts += 1
-                    self.notice(f"rollout worker {k} died; restarting it (envs {self.parts[k][0]}.."
-                                f"{sum(self.parts[k]) - 1} start new episodes)")
-                    self.workers[k] = self._spawn(k)
-                    self.calls[k] = self.workers[k].remote_collect.remote(*self.arguments)
+        for k, call in enumerate(self.calls):
+            buffer, part_stats = self._get(k, lambda worker: worker.remote_collect.remote(*self.arguments), call)
             buffers.append(buffer)
             for key, value in part_stats.items():
                 stats[key] = stats.get(key, 0 if key == "hands" else []) + value
@@ -688,10 +671,29 @@ class RayRollouts:
         return Buffer.concatenate(buffers), stats
 
     def state(self) -> list[dict]:
-        return self.ray.get([worker.state.remote() for worker in self.workers])
+        return [self._get(k, lambda worker: worker.state.remote()) for k in range(len(self.workers))]
 
     def load_state(self, states: list[dict]) -> None:
-        self.ray.get([worker.load_state.remote(state) for worker, state in zip(self.workers, states)])
+        for k, state in enumerate(states):
+            self._get(k, lambda worker, state=state: worker.load_state.remote(state))
+
+    def _get(self, k: int, call: Callable[[Any], Any], pending: Any = None) -> Any:
+        """The result of ``call(worker k)`` (or of its ``pending`` call). When the worker has died, a
+        new incarnation takes its place (its envs start new episodes) and the call is made again."""
+        from ray.exceptions import RayActorError
+        for deaths in range(1, self.MAX_DEATHS + 1):
+            try:
+                return self.ray.get(pending if pending is not None else call(self.workers[k]))
+            except RayActorError as err:
+                if deaths == self.MAX_DEATHS:
+                    raise ValueError(f"rollout worker {k} died {deaths} times in a row; last: "
+                                     f"{str(err).splitlines()[0]}") from None
+                pending = None
+                self.incarnations[k] += 1
+                first_env, num_envs = self.parts[k]
+                self.notice(f"rollout worker {k} died; restarting it (envs {first_env}..{first_env + num_envs - 1} "
+                            "start new episodes)")
+                self.workers[k] = self._spawn(k)
 
     def close(self) -> None:
         for worker in self.workers:
