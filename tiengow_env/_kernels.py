@@ -694,7 +694,7 @@ ROLLOUT_RANDOM, ROLLOUT_GREEDY = 0, 1
 _TYPE_WORTH = TILE_WORTH  # the greedy rollout policy discards the tile worth least
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
 def greedy_action(state, table, rules, scratch):
     """Rollout policy: lead the largest, then strongest, combination; beat with the weakest
     beating combination; otherwise discard the tile worth least; always declare One Red Dot."""
@@ -719,7 +719,7 @@ def greedy_action(state, table, rules, scratch):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
 def rollout(state, policy, table, rules, rng, scratch):
     """Play the hand to its end with the rollout policy (ROLLOUT_RANDOM or ROLLOUT_GREEDY)."""
     while state[S_PHASE] != PHASE_OVER:
