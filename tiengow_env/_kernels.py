@@ -1079,16 +1079,24 @@ def vector_step(states, actions, rngs, table, rules, offsets, face_up, hands, sc
     the same generator): ``terminated[i]`` is set, ``episode_net[i]`` holds its net chips, and
     the observation, mask, legal ids and seat already show the new episode.
     """
-    n_envs = states.shape[0]
     num_actions = masks.shape[1]
-    players = rules[R_PLAYERS]
-    for i in range(n_envs):
+    for i in range(states.shape[0]):
         a = actions[i]
         if a < 0 or a >= num_actions or masks[i, a] == 0:
             return i
-    history = np.zeros(HISTORY_LEN, dtype=np.int64)
-    delta = np.zeros(MAX_SEATS, dtype=np.int64)
-    for i in range(n_envs):
+    _vector_step_all(states, actions, rngs, table, rules, offsets, face_up, hands, scale, pending, hands_done,
+                     running, scratch, hands_buf, obs, masks, legal, seats, rewards, terminated, episode_net,
+                     np.zeros(HISTORY_LEN, dtype=np.int64), np.zeros(MAX_SEATS, dtype=np.int64))
+    return -1
+
+
+@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
+def _vector_step_all(states, actions, rngs, table, rules, offsets, face_up, hands, scale, pending, hands_done,
+                     running, scratch, hands_buf, obs, masks, legal, seats, rewards, terminated, episode_net,
+                     history, delta):
+    """vector_step's loop, once every action is known to be legal."""
+    players = rules[R_PLAYERS]
+    for i in range(states.shape[0]):
         state = states[i]
         for s in range(players):
             delta[s] = pending[i, s] - (state[S_BONUS + s] + state[S_SETTLE + s])
@@ -1116,7 +1124,6 @@ def vector_step(states, actions, rngs, table, rules, offsets, face_up, hands, sc
             hands_done[i] = 0
             begin_episode(state, rngs[i:i + 1], table, rules, history, hands_buf, pending[i])
         _vector_observe(i, states, table, rules, offsets, face_up, scratch, obs, masks, legal, seats)
-    return -1
 
 
 @njit(cache=True)
