@@ -839,7 +839,7 @@ def _make_debruijn() -> np.ndarray:
 _DEBRUIJN = _make_debruijn()
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_counts(mask, out, offset):
     """Add the copies of each tile type in the physical mask to out[offset:offset + 21].
 
@@ -858,7 +858,7 @@ def _relative(seat, observer, players):
     return r + players if r < 0 else r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_observation(state, seat, table, rules, offsets, face_up, out):
     """Seat ``seat``'s observation (observation.py) into ``out[:D]``; seats relative to it.
 
