@@ -111,23 +111,24 @@ def popcount(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
+def _make_debruijn(width: int, multiplier: int) -> np.ndarray:
+    """table[((b & -b) * multiplier mod 2**width) >> (width - log2(width))] = index of the lowest
+    set bit of b, for a de Bruijn sequence ``multiplier`` of order log2(width)."""
+    shift = width - (width.bit_length() - 1)
+    table = np.zeros(width, dtype=np.int64)
+    for bit in range(width):
+        table[(((1 << bit) * multiplier) % (1 << width)) >> shift] = bit
+    return table
+
+
+_DEBRUIJN = _make_debruijn(32, 0x077CB531)
+_DEBRUIJN64 = _make_debruijn(64, 0x03F79D71B4CB0A89)
 
 
 @njit(cache=True, inline="always")
 def lowest_bit(x):
     """Index of the lowest set bit of a non-zero mask below 2**32 (de Bruijn multiply)."""
     return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
-
-
-def _make_debruijn64() -> np.ndarray:
-    """_DEBRUIJN64[((b & -b) * 0x03F79D71B4CB0A89 mod 2**64) >> 58] = index of the lowest set bit of b."""
-    table = np.zeros(64, dtype=np.int64)
-    for bit in range(64):
-        table[(((1 << bit) * 0x03F79D71B4CB0A89) & 0xFFFFFFFFFFFFFFFF) >> 58] = bit
-    return table
-
-
-_DEBRUIJN64 = _make_debruijn64()
 
 
 @njit(cache=True, inline="always")
@@ -826,17 +827,6 @@ from .observation import (  # noqa: E402
 )
 
 _HISTORY_COUNT = HISTORY_LEN - 1  # history[-1]: tricks recorded so far
-
-
-def _make_debruijn() -> np.ndarray:
-    """_DEBRUIJN[((b & -b) * 0x077CB531 mod 2**32) >> 27] = index of the lowest set bit of b."""
-    table = np.zeros(32, dtype=np.int64)
-    for bit in range(32):
-        table[(((1 << bit) * 0x077CB531) & 0xFFFFFFFF) >> 27] = bit
-    return table
-
-
-_DEBRUIJN = _make_debruijn()
 
 
 @njit(cache=True, _nrt=False)
