@@ -585,15 +585,12 @@ class RolloutWorker:
         self.collector.rng.bit_generator.state = state["numpy"]
         self.collector.generator.set_state(torch.tensor(state["sampling"]))
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 class LocalRollouts:
     """One RolloutWorker over all the envs, collecting in a second thread of this process. Torch
     releases the GIL inside its kernels, so the collector and the learner each get a core."""
 
-    def __init__(self, config: PpoConfig, notice: Callable[[str], None]):
+    def __init__(self, config: PpoConfig):
         self.workers = [RolloutWorker(config.to_dict(), 0, config.num_envs)]
         self.job: tuple[threading.Thread, dict] | None = None
 
@@ -820,7 +817,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     if data is not None and ("optimizer" not in data or "rollouts" not in data):
         raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
                          "resume from the run's training checkpoint (the config's out)")
-    rollouts = LocalRollouts(config, notice) if ray_address is None \
+    rollouts = LocalRollouts(config) if ray_address is None \
         else RayRollouts(config, notice, ray_address, rollout_workers)
     pool_states: list[dict] = []
     pool_version = 0  # changes with pool_states: a worker reloads its snapshots then
