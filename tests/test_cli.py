@@ -59,6 +59,15 @@ def test_errors_are_one_line(capsys, argv, words):
     assert words in err and "Traceback" not in err and err.count("\n") == 1
 
 
+def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch):
+    import sys
+    monkeypatch.delitem(sys.modules, "training.ppo", raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
+    status, _, err = run(capsys, "train", "ppo", "--set", "total_steps=1")
+    assert status == 2
+    assert err == 'tiengow: error: this command needs torch, which is not installed; pip install -e ".[train]"\n'
+
+
 def test_demo_prints_a_hand_and_throughput(capsys):
     status, out, _ = run(capsys, "demo", "--hands", "2000", "--deals", "3", "--seed", "3")
     assert status == 0

@@ -319,6 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Packages that only some commands need, and the pyproject extra that installs each.
+OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
+                   "pyspiel": "peers", "rlcard": "peers"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -327,6 +332,13 @@ def main(argv: list[str] | None = None) -> int:
         return handler(args)
     except (UsageError, ValueError) as err:  # our ValueErrors are written for people
         print(f"tiengow: error: {err}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it
+        extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"tiengow: error: this command needs {err.name}, which is not installed; "
+              f'pip install -e ".[{extra}]"', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tiengow: interrupted", file=sys.stderr)
