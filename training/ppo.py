@@ -814,9 +814,12 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
     shuffle = torch.Generator().manual_seed(config.seed + 1)  # the learner's minibatch order
     data = load_checkpoint(resume, config) if resume is not None else None
-    if data is not None and ("optimizer" not in data or "rollouts" not in data):
+    if data is not None and "optimizer" not in data:
         raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
                          "resume from the run's training checkpoint (the config's out)")
+    if data is not None and "rollouts" not in data:
+        raise ValueError(f"{resume} was written before rollout workers kept their own state, and cannot be "
+                         f"resumed; it still plays as ppo:{resume}, or export_policy() it")
     rollouts = LocalRollouts(config) if ray_address is None \
         else RayRollouts(config, notice, ray_address, rollout_workers)
     pool_states: list[dict] = []
