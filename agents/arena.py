@@ -44,13 +44,12 @@ def play_hand(game: Game, agents: list[Agent], seed: int) -> Game:
     return game
 
 
-def _play_deals(args: tuple[str, str, dict, int, int, int]) -> np.ndarray:
-    """Rows per (deal, seating): candidate chips, columns, last-trick win, then chips per seat."""
-    candidate_spec, opponent_spec, rules_spec, seed, first, last = args
-    rules = RuleSet.from_spec(rules_spec)
+def play_deals(candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: int, first: int,
+               last: int) -> np.ndarray:
+    """Deals ``first .. last - 1``, each played once per seat by ``candidate`` against
+    ``opponents`` (one per seat). Rows per (deal, seating): candidate chips, columns, last-trick
+    win, then chips per seat."""
     players = rules.players
-    candidate = make_agent(candidate_spec, rules)
-    opponents = [make_agent(opponent_spec, rules) for _ in range(players)]
     rows = np.zeros((last - first, players, 3 + players), dtype=np.float64)
     for d in range(first, last):
         for seat in range(players):
@@ -62,6 +61,21 @@ def _play_deals(args: tuple[str, str, dict, int, int, int]) -> np.ndarray:
             rows[d - first, seat, 2] = result["last_trick_winner"] == seat
             rows[d - first, seat, 3:] = result["net"]
     return rows
+
+
+def mean_and_half_width(per_deal: np.ndarray) -> tuple[float, float]:
+    """Mean of the per-deal scores and the half-width of its normal 95% interval."""
+    deals = len(per_deal)
+    half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals) if deals > 1 else float("inf")
+    return float(per_deal.mean()), half
+
+
+def _play_deals(args: tuple[str, str, dict, int, int, int]) -> np.ndarray:
+    """``play_deals`` as a task: agents given by spec, so that a worker process can build them."""
+    candidate_spec, opponent_spec, rules_spec, seed, first, last = args
+    rules = RuleSet.from_spec(rules_spec)
+    opponents = [make_agent(opponent_spec, rules) for _ in range(rules.players)]
+    return play_deals(make_agent(candidate_spec, rules), opponents, rules, seed, first, last)
 
 
 @dataclass
@@ -113,9 +127,7 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
             if progress:
                 progress(len(parts[-1]))
     rows = np.concatenate(parts)  # (deals, seatings, fields)
-    per_deal = rows[:, :, 0].mean(axis=1)
-    mean = float(per_deal.mean())
-    half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals) if deals > 1 else float("inf")
+    mean, half = mean_and_half_width(rows[:, :, 0].mean(axis=1))
     return EvalResult(candidate=candidate, opponent=opponent, deals=deals, hands=deals * ruleset.players,
                       chips_per_hand=mean, ci95=[mean - half, mean + half],
                       columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),

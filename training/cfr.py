@@ -260,6 +260,31 @@ def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, di
         log.close()
 
 
+def _run_in_chunks(config: CfrConfig, run: Callable[[int], None], measure: Callable[[dict], bool],
+                   progress: Callable[[int, dict], None] | None) -> tuple[list[dict], int, float]:
+    """``run(n)`` iterations in chunks of ``log_every``; after each, ``measure(point)`` adds its
+    figures to the curve point and says whether the target is reached. Stops there, at
+    ``iterations``, or once ``seconds`` of training have passed. Returns (curve, iterations
+    done, seconds of training)."""
+    curve: list[dict] = []
+    done = 0
+    train_seconds = 0.0
+    while done < config.iterations:
+        chunk = min(config.log_every, config.iterations - done)
+        tick = time.perf_counter()
+        run(chunk)
+        train_seconds += time.perf_counter() - tick
+        done += chunk
+        point: dict[str, Any] = {"iteration": done, "seconds": round(train_seconds, 3)}
+        reached = measure(point)
+        curve.append(point)
+        if progress:
+            progress(chunk, point)
+        if reached or (config.seconds is not None and train_seconds >= config.seconds):
+            break
+    return curve, done, train_seconds
+
+
 def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
                    progress: Callable[[int, dict], None] | None) -> dict:
     from .cfr_tabular import TabularCFR, build_tree, nash_conv
@@ -272,31 +297,22 @@ def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
     else:
         solver = TabularCFR(tree, plus=config.algorithm == "cfr+", delay=config.delay)
     build_seconds = time.perf_counter() - start
-    curve: list[dict] = []
-    done = 0
-    train_seconds = 0.0
-    while done < config.iterations:
-        chunk = min(config.log_every, config.iterations - done)
-        tick = time.perf_counter()
+
+    def run(chunk: int) -> None:
         if config.algorithm == "mccfr":
             solver.run(chunk)
         else:
             for _ in range(chunk):
                 solver.iteration()
-        train_seconds += time.perf_counter() - tick
-        done += chunk
+
+    def measure(point: dict) -> bool:
         value = nash_conv(tree, solver.average_policy())["nash_conv"]
-        point = {"iteration": done, "seconds": round(train_seconds, 3), "nash_conv": value,
-                 "ratio": value / uniform if uniform > 0 else 0.0}
-        curve.append(point)
-        log.add("nashconv/nash_conv", value, done)
-        log.add("nashconv/ratio_to_uniform", point["ratio"], done)
-        if progress:
-            progress(chunk, point)
-        if config.target_ratio is not None and point["ratio"] <= config.target_ratio:
-            break
-        if config.seconds is not None and train_seconds >= config.seconds:
-            break
+        point.update(nash_conv=value, ratio=value / uniform if uniform > 0 else 0.0)
+        log.add("nashconv/nash_conv", value, point["iteration"])
+        log.add("nashconv/ratio_to_uniform", point["ratio"], point["iteration"])
+        return config.target_ratio is not None and point["ratio"] <= config.target_ratio
+
+    curve, done, train_seconds = _run_in_chunks(config, run, measure, progress)
     policy = solver.average_policy()
     meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
             "iterations": done, "seconds": round(train_seconds, 3), "build_seconds": round(build_seconds, 3),
@@ -311,30 +327,21 @@ def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
                     progress: Callable[[int, dict], None] | None) -> dict:
     from .mccfr import GameMCCFR
     solver = GameMCCFR(rules, seed=config.seed, linear=config.linear)
-    curve: list[dict] = []
-    done = 0
-    train_seconds = 0.0
-    while done < config.iterations:
-        chunk = min(config.log_every, config.iterations - done)
-        tick = time.perf_counter()
-        solver.run(chunk)
-        train_seconds += time.perf_counter() - tick
-        done += chunk
+
+    def measure(point: dict) -> bool:
         keys, rows = solver.average_policy()
-        point: dict[str, Any] = {"iteration": done, "seconds": round(train_seconds, 3), "buckets": int(len(keys))}
-        log.add("charts/buckets", len(keys), done)
+        point["buckets"] = int(len(keys))
+        log.add("charts/buckets", len(keys), point["iteration"])
         if config.eval_deals:
             for opponent in config.eval_opponents:
                 mean, half = evaluate_abstract(keys, rows, config.act, rules, opponent, config.eval_deals,
                                                seed=config.seed + 1)
                 point[f"chips_vs_{opponent}"] = mean
                 point[f"ci95_vs_{opponent}"] = half
-                log.add(f"charts/chips_vs_{opponent}", mean, done)
-        curve.append(point)
-        if progress:
-            progress(chunk, point)
-        if config.seconds is not None and train_seconds >= config.seconds:
-            break
+                log.add(f"charts/chips_vs_{opponent}", mean, point["iteration"])
+        return False
+
+    curve, done, train_seconds = _run_in_chunks(config, solver.run, measure, progress)
     keys, rows = solver.average_policy()
     meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
             "iterations": done, "seconds": round(train_seconds, 3), "seed": config.seed,
@@ -347,20 +354,12 @@ def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleS
                       seed: int = 0) -> tuple[float, float]:
     """Duplicate evaluation (as ``agents.arena.evaluate``) of an in-memory abstract policy against
     copies of ``opponent``: (mean chips per hand, 95% half-width)."""
-    from agents.arena import deal_seed, play_hand
+    from agents.arena import mean_and_half_width, play_deals
     from agents.base import make_agent
     from agents.cfr import CfrAgent
-    from tiengow_env.game import Game
     candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
     opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
-    scores = np.zeros(deals)
-    for d in range(deals):
-        for seat in range(rules.players):
-            agents = [candidate if s == seat else opponents[s] for s in range(rules.players)]
-            game = play_hand(Game(seed=deal_seed(seed, d), rules=rules), agents, deal_seed(seed, d) + seat)
-            scores[d] += game.result()["net"][seat] / rules.players
-    half = 1.96 * float(scores.std(ddof=1)) / np.sqrt(deals) if deals > 1 else float("inf")
-    return float(scores.mean()), half
+    return mean_and_half_width(play_deals(candidate, opponents, rules, seed, 0, deals)[:, :, 0].mean(axis=1))
 
 
 __all__ = ["CfrConfig", "train", "save_policy", "load_policy", "tabular_policy_for", "evaluate_abstract",
