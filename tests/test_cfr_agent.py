@@ -1,7 +1,6 @@
 """The full-game abstraction, the ``cfr`` agent, policy files, logging and the CFR command line."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -12,12 +11,12 @@ import pytest
 from agents.base import make_agent, register
 from agents.cfr import DEFAULT_POLICY, CfrAgent, make_cfr_agent
 from tiengow_env import _kernels as K
+from tiengow_env.cli import build_parser
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from training import _cfr_kernels as CK
 from training.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
 from training.cfr import CfrConfig, ScalarLog, evaluate_abstract, load_policy, save_policy, train
-from training.cfr_cli import add_parsers
 from training.mccfr import GameMCCFR
 
 register("cfr")(make_cfr_agent)  # the lead wires this into agents/_builtin.py
@@ -223,10 +222,8 @@ def test_logging_without_torch_uses_tensorboard_or_skips_quietly(tmp_path, monke
 
 # ============================================================================ command line
 def _cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="tiengow")
-    sub = parser.add_subparsers(dest="command")
-    add_parsers(sub)
-    args = parser.parse_args(list(argv))
+    """The ``tiengow`` parser, calling the handler directly so that its errors are raised here."""
+    args = build_parser().parse_args(list(argv))
     return args.handler(args)
 
 

@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     algorithms.required = True
     from training import cfr_cli, ppo_cli
     cfr_cli.add_parsers(sub, train_subparsers=algorithms)
-    ppo_cli.add_parsers(sub, train_subparsers=algorithms)
+    ppo_cli.add_train_ppo_parser(algorithms)
     return parser
 
 

@@ -1,7 +1,7 @@
 """Command-line parsers and handlers for ``tiengow train cfr`` and ``tiengow nashconv``.
 
-Wiring (``tiengow_env/cli.py``): ``add_parsers(sub)`` adds ``nashconv`` and ``train cfr``
-(pass ``train_subparsers=`` to hang ``cfr`` under an existing ``train`` parser). Every parser it
+Wiring (``tiengow_env/cli.py``): ``add_parsers(sub, train_subparsers)`` adds ``nashconv`` and
+``cfr`` under ``tiengow train``. Every parser it
 adds sets ``handler`` (``cmd_train_cfr`` or ``cmd_nashconv``, each ``(args) -> exit status``);
 handlers raise ValueError with a message for people.
 
@@ -17,13 +17,8 @@ import sys
 import time
 
 
-def add_parsers(subparsers: argparse._SubParsersAction,
-                train_subparsers: argparse._SubParsersAction | None = None) -> None:
-    """Add ``nashconv`` to ``subparsers`` and ``cfr`` under ``train`` (created unless given)."""
-    if train_subparsers is None:
-        train = subparsers.add_parser("train", help="train an agent (train cfr --config ...)")
-        train_subparsers = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
-        train_subparsers.required = True
+def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argparse._SubParsersAction) -> None:
+    """Add ``nashconv`` to ``subparsers`` and ``cfr`` to ``train_subparsers`` (``tiengow train``)."""
     add_train_cfr_parser(train_subparsers)
     p = subparsers.add_parser("nashconv", help="exact NashConv of a tabular CFR policy on a small preset")
     p.add_argument("policy", help="policy file (.npz from tiengow train cfr), or 'uniform'")

@@ -1,8 +1,7 @@
 """Command-line parser and handler for ``tiengow train ppo``.
 
-Wiring (``tiengow_env/cli.py``): ``add_parsers(sub)`` adds ``train ppo`` (pass
-``train_subparsers=`` to hang ``ppo`` under an existing ``train`` parser, as ``training.cfr_cli``
-does). The parser sets ``handler`` = ``cmd_train_ppo`` (``(args) -> exit status``); it raises
+Wiring (``tiengow_env/cli.py``): ``add_train_ppo_parser(train_subparsers)`` adds ``ppo`` under
+``tiengow train``. The parser sets ``handler`` = ``cmd_train_ppo`` (``(args) -> exit status``); it raises
 ValueError with a message for people.
 
     tiengow train ppo --config configs/ppo.yaml [--set lr=1e-4 --set num_envs=512 ...]
@@ -14,16 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-
-
-def add_parsers(subparsers: argparse._SubParsersAction,
-                train_subparsers: argparse._SubParsersAction | None = None) -> None:
-    """Add ``ppo`` under ``train`` (the ``train`` parser is created unless given)."""
-    if train_subparsers is None:
-        train = subparsers.add_parser("train", help="train an agent (train ppo --config ...)")
-        train_subparsers = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
-        train_subparsers.required = True
-    add_train_ppo_parser(train_subparsers)
 
 
 def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
@@ -95,4 +84,4 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_parsers", "add_train_ppo_parser", "cmd_train_ppo"]
+__all__ = ["add_train_ppo_parser", "cmd_train_ppo"]
