@@ -1,4 +1,5 @@
-"""Cost of each part of a random playout: ``python -m benchmarks.profile_core``.
+"""Cost of each part of a random playout, then of a vector-env step and of a PIMC decision:
+``python -m benchmarks.profile_core``.
 
 Records the states and actions of 200 random hands, then times ``legal_actions`` (lead
 states and follow states apart) and ``step`` over the recorded states, beside a plain state copy (the step
@@ -116,6 +117,32 @@ def main() -> None:
     print(f"  {'':26s} {'per call':>10s} {'per hand':>10s}")
     for name, (seconds, calls) in parts.items():
         print(f"  {name:26s} {seconds * 1e9:7.1f} ns {seconds * calls * 1e6:7.2f} µs")
+    print("Beyond the playout (CPU time, best of 7):")
+    print(f"  {'VectorEnv.step, N = 4,096':26s} {_vector_step_ns(4096):7.1f} ns per env (random legal actions)")
+    print(f"  {'pimc_values, 64 samples':26s} {_pimc_ms(64):7.2f} ms per decision (greedy rollouts)")
+
+
+def _vector_step_ns(num_envs: int, calls: int = 40) -> float:
+    from tiengow_env import VectorEnv
+    env = VectorEnv(num_envs, seed=0)
+    actions = np.zeros(num_envs, dtype=np.int64)
+
+    def some_steps() -> None:
+        for _ in range(calls):
+            env.random_actions(actions)
+            env.step(actions)
+    return _best(some_steps, (), passes=7) / calls / num_envs * 1e9
+
+
+def _pimc_ms(samples: int, decisions: int = 20) -> float:
+    from tiengow_env.game import Game
+    from tiengow_env.search import pimc_values
+    games = [Game(seed=s) for s in range(decisions)]  # each at its first decision
+
+    def decide_all() -> None:
+        for game in games:
+            pimc_values(game, samples=samples)
+    return _best(decide_all, (), passes=7) / decisions * 1e3
 
 
 if __name__ == "__main__":
