@@ -33,8 +33,8 @@ class CfrAgent(Agent):
     def __init__(self, rules: RuleSet, seed: int, keys: np.ndarray, probabilities: np.ndarray, sample: bool = True):
         super().__init__(rules, seed)
         from tiengow_env.combos import table_for
-        from training import _cfr_kernels as CK
-        from training.abstraction import single_of_type
+        from tiengow.training import _cfr_kernels as CK
+        from tiengow.training.abstraction import single_of_type
         self._ck = CK
         self.keys = np.ascontiguousarray(keys, dtype=np.int64)
         self.probabilities = np.ascontiguousarray(probabilities, dtype=np.float64)
@@ -68,7 +68,7 @@ class CfrAgent(Agent):
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> tuple[np.ndarray, np.ndarray, str]:
-    from training.cfr import load_policy
+    from tiengow.training.cfr import load_policy
     loaded = load_policy(path)
     if loaded["kind"] != "abstract":
         raise ValueError(f"{path} is a tabular policy of an exact small tree (for tiengow nashconv); the cfr agent "

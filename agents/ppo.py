@@ -62,7 +62,7 @@ def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndar
     except ImportError:
         raise ValueError('the ppo agent reads PyTorch checkpoints: pip install -e ".[train]"') from None
 
-    from training.ppo import load_checkpoint, network_from_checkpoint
+    from tiengow.training.ppo import load_checkpoint, network_from_checkpoint
     torch.set_num_threads(1)
     data = load_checkpoint(path)
     net = network_from_checkpoint(data, path)

@@ -1,6 +1,6 @@
 """Throughput of the compiled core: random whole-hand playouts, replay, compile and import time.
 
-    python -m benchmarks.core [--hands N] [--repeats R] [--json]
+    python -m tiengow.benchmarks.core [--hands N] [--repeats R] [--json]
 
 Every figure is measured after a warm-up, as the median of R runs. Playouts run entirely
 inside compiled code (``_kernels.random_hands``): deal, dice, uniformly random legal actions

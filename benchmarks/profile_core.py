@@ -1,5 +1,5 @@
 """Cost of each part of a random playout, then of a vector-env step and of a PIMC decision:
-``python -m benchmarks.profile_core``.
+``python -m tiengow.benchmarks.profile_core``.
 
 Records the states and actions of 200 random hands, then times ``legal_actions`` (lead
 states and follow states apart) and ``step`` over the recorded states, beside a plain state copy (the step

@@ -1,6 +1,6 @@
-"""Wall time of one duplicate evaluation locally and on Ray: ``python -m benchmarks.ray_eval``.
+"""Wall time of one duplicate evaluation locally and on Ray: ``python -m tiengow.benchmarks.ray_eval``.
 
-    python -m benchmarks.ray_eval [--deals N] [--candidate expert] [--opponent greedy]
+    python -m tiengow.benchmarks.ray_eval [--deals N] [--candidate expert] [--opponent greedy]
 
 Runs the same evaluation (same seed, so the same result) in one process, in two local
 processes, and on a local Ray instance with 1 and then 2 CPUs, after a warm-up each.
@@ -11,7 +11,7 @@ import argparse
 import json
 import time
 
-from agents.arena import evaluate
+from tiengow.agents.arena import evaluate
 
 
 def main() -> None:

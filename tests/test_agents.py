@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from agents import make_agent
-from agents.arena import evaluate, play_hand
+from tiengow.agents import make_agent
+from tiengow.agents.arena import evaluate, play_hand
 from tiengow_env.game import Game
 from tiengow_env.rules import PRESETS
 
@@ -68,7 +68,7 @@ def test_greedy_beats_random_clearly():
 
 
 def test_cli_eval_json_last_line(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "tiengow_env.cli", "eval", "expert", "--vs", "greedy",
+    run = subprocess.run([sys.executable, "-m", "tiengow.cli", "eval", "expert", "--vs", "greedy",
                           "--deals", "6", "--seed", "3", "--json"], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     line = json.loads(run.stdout.strip().splitlines()[-1])

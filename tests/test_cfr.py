@@ -20,9 +20,9 @@ from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, NUM_TYPES, parse_type
-from training import _cfr_kernels as CK
-from training.cfr_tabular import TabularCFR, best_response, build_tree, deal_weights, nash_conv, policy_values
-from training.mccfr import TreeMCCFR
+from tiengow.training import _cfr_kernels as CK
+from tiengow.training.cfr_tabular import TabularCFR, best_response, build_tree, deal_weights, nash_conv, policy_values
+from tiengow.training.mccfr import TreeMCCFR
 
 MICRO_UNIFORM_NASH_CONV = 21.705114638447885  # measured once; the tree and BR are checked independently below
 
@@ -291,8 +291,8 @@ def test_mccfr_is_reproducible(micro):
 NOJIT_PROGRAM = """
 import json
 import numpy as np
-from training.cfr_tabular import build_tree, deal_weights, nash_conv
-from training.mccfr import GameMCCFR, TreeMCCFR
+from tiengow.training.cfr_tabular import build_tree, deal_weights, nash_conv
+from tiengow.training.mccfr import GameMCCFR, TreeMCCFR
 from tiengow_env.rules import RuleSet
 tree = build_tree("micro", deals=deal_weights(RuleSet.from_spec("micro"))[::180])
 tree_mccfr = TreeMCCFR(tree, seed=5)

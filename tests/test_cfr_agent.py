@@ -8,16 +8,16 @@ import sys
 import numpy as np
 import pytest
 
-from agents.base import make_agent, register
-from agents.cfr import DEFAULT_POLICY, CfrAgent, make_cfr_agent
+from tiengow.agents.base import make_agent, register
+from tiengow.agents.cfr import DEFAULT_POLICY, CfrAgent, make_cfr_agent
 from tiengow_env import _kernels as K
-from tiengow_env.cli import build_parser
+from tiengow.cli import build_parser
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from training import _cfr_kernels as CK
-from training.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
-from training.cfr import CfrConfig, ScalarLog, evaluate_abstract, load_policy, save_policy, train
-from training.mccfr import GameMCCFR
+from tiengow.training import _cfr_kernels as CK
+from tiengow.training.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
+from tiengow.training.cfr import CfrConfig, ScalarLog, evaluate_abstract, load_policy, save_policy, train
+from tiengow.training.mccfr import GameMCCFR
 
 register("cfr")(make_cfr_agent)  # the lead wires this into agents/_builtin.py
 STANDARD = RuleSet.from_spec("standard")
@@ -170,7 +170,7 @@ def test_shipped_policy_beats_greedy_on_seeded_deals():
 
 @pytest.mark.slow
 def test_shipped_policy_beats_greedy_over_2000_deals():
-    from agents.arena import evaluate
+    from tiengow.agents.arena import evaluate
     result = evaluate("cfr", "greedy", 2000, seed=0)
     assert result.ci95[0] > 0
 

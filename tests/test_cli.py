@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tiengow_env.cli import main
+from tiengow.cli import main
 
 
 def run(capsys, *argv):
@@ -61,7 +61,7 @@ def test_errors_are_one_line(capsys, argv, words):
 
 def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch):
     import sys
-    monkeypatch.delitem(sys.modules, "training.ppo", raising=False)
+    monkeypatch.delitem(sys.modules, "tiengow.training.ppo", raising=False)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
     status, _, err = run(capsys, "train", "ppo", "--set", "total_steps=1")
     assert status == 2

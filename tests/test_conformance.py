@@ -26,7 +26,7 @@ def test_cli_replays_the_whole_file(records_path, tmp_path):
     lines = conformance_lines()
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(line["record"]) + "\n" for line in lines))
-    run = subprocess.run([sys.executable, "-m", "tiengow_env.cli", "replay", str(path)],
+    run = subprocess.run([sys.executable, "-m", "tiengow.cli", "replay", str(path)],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 2  # the file holds illegal records too
     assert "Traceback" not in run.stderr

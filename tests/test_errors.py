@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from tiengow_env import cli
+from tiengow import cli
 from tiengow_env.game import Game, RecordError, perft, replay
 
 DEAL = [["1-1", "3-1", "3-3", "6-4", "6-4", "6-3", "4-3", "3-2"],
@@ -305,7 +305,7 @@ def test_perft_refuses_an_illegal_prefix():
 # ------------------------------------------------------------------------------------------
 # The command line
 # ------------------------------------------------------------------------------------------
-TIENGOW = [shutil.which("tiengow")] if shutil.which("tiengow") else [sys.executable, "-m", "tiengow_env.cli"]
+TIENGOW = [shutil.which("tiengow")] if shutil.which("tiengow") else [sys.executable, "-m", "tiengow.cli"]
 GOOD = {"rules": "micro", "banker": 0, "hands": MICRO, "actions": MICRO_ACTIONS}
 ILLEGAL = rec([P(0, "6-3"), D(1, "5-1"), P(2, "5-4")])  # equal nines: refused at action 2
 

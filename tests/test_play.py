@@ -10,17 +10,17 @@ import sys
 import pytest
 from rich.console import Console
 
-from tiengow_env import cli
+from tiengow import cli
 from tiengow_env.game import Game, replay
 from tiengow_env.rules import RuleSet
-from tiengow_env.ui import add_parsers, cmd_play
-from tiengow_env.ui import render as R
-from tiengow_env.ui.play import Match, MatchOptions, Stop, interpret, menu
-from tiengow_env.ui.tracker import HandLog
+from tiengow.ui import add_parsers, cmd_play
+from tiengow.ui import render as R
+from tiengow.ui.play import Match, MatchOptions, Stop, interpret, menu
+from tiengow.ui.tracker import HandLog
 
 # Through the real command once the lead has wired it into cli.py; until then the same
-# parsers and handlers through ``python -m tiengow_env.ui``.
-MODULE = "tiengow_env.cli" if "play" in cli.COMMANDS else "tiengow_env.ui"
+# parsers and handlers through ``python -m tiengow.ui``.
+MODULE = "tiengow.cli" if "play" in cli.COMMANDS else "tiengow.ui"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -61,7 +61,7 @@ def test_whole_match_through_a_pipe(tmp_path):
     assert sum(final) == 0 and len(final) == 4
     assert sorted(p.name for p in save.iterdir()) == ["hand-001.json", "hand-002.json", "hand-003.json",
                                                       "match.jsonl"]
-    out = subprocess.run([sys.executable, "-m", "tiengow_env.cli", "replay", str(save / "match.jsonl")],
+    out = subprocess.run([sys.executable, "-m", "tiengow.cli", "replay", str(save / "match.jsonl")],
                          capture_output=True, text=True, check=True).stdout
     nets = [json.loads(line)["net"] for line in out.splitlines()]
     assert [sum(seat) for seat in zip(*nets, strict=True)] == final
@@ -292,7 +292,7 @@ def test_stop_is_not_an_error():
 
 
 def test_an_ascii_terminal_gets_stand_ins(monkeypatch):
-    from tiengow_env.ui.play import make_console
+    from tiengow.ui.play import make_console
     raw = io.BytesIO()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
     console = make_console()

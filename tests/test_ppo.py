@@ -6,11 +6,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.base import make_agent  # noqa: E402  (after the torch skip)
-from agents.ppo import register_ppo  # noqa: E402
+from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
+from tiengow.agents.ppo import register_ppo  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
-from training import _ppo_kernels as PK  # noqa: E402
-from training.ppo import (  # noqa: E402
+from tiengow.training import _ppo_kernels as PK  # noqa: E402
+from tiengow.training.ppo import (  # noqa: E402
     SELF,
     Collector,
     PpoConfig,
@@ -199,7 +199,7 @@ def test_gae_runs_along_each_seats_chain():
 def test_short_micro_run_beats_random(tmp_path):
     """A seeded short run on micro learns: its argmax policy beats random by > 3 chips per hand
     (untrained it scores about 0; greedy scores about +5.3 here)."""
-    from agents.arena import evaluate
+    from tiengow.agents.arena import evaluate
     config = PpoConfig.from_dict(dict(
         rules="micro", num_envs=128, rollout_steps=16, total_steps=100_000, hidden=64, layers=2, lr=1e-3,
         minibatch_size=1024, update_epochs=2, pool_weights={"greedy": 1.0, "past": 1.0}, pool_interval=5,
@@ -298,7 +298,7 @@ def test_agent_batched_act_is_legal_and_matches_torch(tmp_path):
 
 def test_shipped_model_loads_and_plays_legal_actions():
     """The default ``ppo`` agent is the shipped model (agents/policies/ppo.pt, <= 5 MB)."""
-    from agents.ppo import DEFAULT_POLICY
+    from tiengow.agents.ppo import DEFAULT_POLICY
     assert DEFAULT_POLICY.exists() and DEFAULT_POLICY.stat().st_size <= 5 * 2**20
     agent = make_agent("ppo", "standard")
     env = VectorEnv(32, "standard", seed=9)
@@ -311,6 +311,6 @@ def test_shipped_model_loads_and_plays_legal_actions():
 @pytest.mark.slow
 def test_shipped_model_beats_expert():
     """The acceptance check at a smaller size: ``tiengow eval ppo --vs expert`` on 400 deals."""
-    from agents.arena import evaluate
+    from tiengow.agents.arena import evaluate
     result = evaluate("ppo", "expert", 400, seed=0)
     assert result.ci95[0] > 0, result

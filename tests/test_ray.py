@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from agents.arena import evaluate
+from tiengow.agents.arena import evaluate
 
 ray = pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
@@ -39,7 +39,7 @@ def test_killed_workers_are_retried_without_losing_or_double_counting(local_ray)
 
 # ============================================================================ PPO rollout workers
 def ppo_config(tmp_path, **changes):
-    from training.ppo import PpoConfig
+    from tiengow.training.ppo import PpoConfig
     settings = dict(rules="micro", num_envs=32, rollout_steps=8, total_steps=32 * 8 * 6, hidden=32, layers=1,
                     minibatch_size=128, pool_interval=1, pool_size=2, opponent_mix=0.5,
                     pool_weights={"greedy": 1.0, "past": 1.0}, eval_interval=0, log_dir=str(tmp_path / "tb"),
@@ -49,9 +49,9 @@ def ppo_config(tmp_path, **changes):
 
 
 def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, tmp_path, capsys):
-    from agents.base import make_agent
-    from agents.ppo import register_ppo
-    from tiengow_env.cli import main
+    from tiengow.agents.base import make_agent
+    from tiengow.agents.ppo import register_ppo
+    from tiengow.cli import main
     config = ppo_config(tmp_path)
     sets = [f"--set={name}={json.dumps(value)}" for name, value in config.to_dict().items()]
     assert main(["train", "ppo", *sets, "--ray", "--rollout-workers", "2", "--json"]) == 0
@@ -66,7 +66,7 @@ def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, t
 def test_ray_training_resumes_exactly(local_ray, tmp_path):
     """Two workers' env and random states go into the checkpoint: 4 updates, then 2 more after a
     resume, equal 6 in one go (so a Ray run is also reproducible from its seed)."""
-    from training.ppo import load_checkpoint, train
+    from tiengow.training.ppo import load_checkpoint, train
     straight = ppo_config(tmp_path / "a", log_dir=None)
     train(straight, notice=lambda text: None, ray_address="local", rollout_workers=2)
     split = ppo_config(tmp_path / "b", log_dir=None)
@@ -79,7 +79,7 @@ def test_ray_training_resumes_exactly(local_ray, tmp_path):
 
 
 def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tmp_path):
-    from training.ppo import load_checkpoint, train
+    from tiengow.training.ppo import load_checkpoint, train
     config = ppo_config(tmp_path, total_steps=32 * 8 * 8, log_dir=None)
     killed, messages = [], []
 
@@ -97,8 +97,8 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
 
 
 def test_ray_options_are_checked(local_ray, tmp_path, capsys):
-    from tiengow_env.cli import main
-    from training.ppo import train
+    from tiengow.cli import main
+    from tiengow.training.ppo import train
     assert main(["train", "ppo", "--rollout-workers", "2"]) == 2
     assert "--rollout-workers needs --ray" in capsys.readouterr().err
     with pytest.raises(ValueError, match="3 rollout workers need 3 CPUs .* the Ray cluster has 2"):

@@ -11,13 +11,13 @@ import pytest
 from rich.console import Console
 
 from tiengow_env.game import Game, parse_record, replay
-from tiengow_env.ui import cmd_show, render
-from tiengow_env.ui.show import show
-from tiengow_env.ui.tracker import HandLog
+from tiengow.ui import cmd_show, render
+from tiengow.ui.show import show
+from tiengow.ui.tracker import HandLog
 
 RECORDS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "records.jsonl"
 LINES = [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()] if RECORDS.exists() else []
-MODULE = "tiengow_env.ui"
+MODULE = "tiengow.ui"
 
 
 def played_record(seed: int) -> dict:

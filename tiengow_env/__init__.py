@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+__version__ = "0.2.0"
+
 from gymnasium.envs.registration import register as _register
 from gymnasium.envs.registration import registry as _registry
 
@@ -28,7 +30,7 @@ _LAZY = {
     "tiengow_v0": ("env", None),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted(_LAZY) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -354,9 +354,9 @@ def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleS
                       seed: int = 0) -> tuple[float, float]:
     """Duplicate evaluation (as ``agents.arena.evaluate``) of an in-memory abstract policy against
     copies of ``opponent``: (mean chips per hand, 95% half-width)."""
-    from agents.arena import mean_and_half_width, play_deals
-    from agents.base import make_agent
-    from agents.cfr import CfrAgent
+    from tiengow.agents.arena import mean_and_half_width, play_deals
+    from tiengow.agents.base import make_agent
+    from tiengow.agents.cfr import CfrAgent
     candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
     opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
     return mean_and_half_width(play_deals(candidate, opponents, rules, seed, 0, deals)[:, :, 0].mean(axis=1))

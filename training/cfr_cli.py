@@ -1,6 +1,6 @@
 """Command-line parsers and handlers for ``tiengow train cfr`` and ``tiengow nashconv``.
 
-Wiring (``tiengow_env/cli.py``): ``add_parsers(sub, train_subparsers)`` adds ``nashconv`` and
+Wiring (``tiengow/cli.py``): ``add_parsers(sub, train_subparsers)`` adds ``nashconv`` and
 ``cfr`` under ``tiengow train``. Every parser it
 adds sets ``handler`` (``cmd_train_cfr`` or ``cmd_nashconv``, each ``(args) -> exit status``);
 handlers raise ValueError with a message for people.

@@ -514,7 +514,7 @@ class Collector:
         expert = rows[kind == EXPERT]
         if len(expert):
             if self.expert is None:
-                from agents.baselines import ExpertAgent
+                from tiengow.agents.baselines import ExpertAgent
                 self.expert = ExpertAgent(self.env.rules)
             for i in expert:
                 self.actions[i] = self.expert.act(self.env.observation[i], self.env.action_mask[i])
@@ -632,7 +632,7 @@ class RayRollouts:
     MAX_DEATHS = 3  # in a row, for one part of one rollout: then the failure is not chance
 
     def __init__(self, config: PpoConfig, notice: Callable[[str], None], address: str, workers: int):
-        from agents.arena import connect_ray
+        from tiengow.agents.arena import connect_ray
         self.ray = connect_ray(address)
         if not isinstance(workers, int) or not 1 <= workers <= config.num_envs:
             raise ValueError(f"--rollout-workers must be between 1 and num_envs ({config.num_envs}), got {workers!r}")
@@ -761,8 +761,8 @@ def _evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, r
     except OSError:
         pass
     torch.set_num_threads(1)
-    from agents.arena import evaluate
-    from agents.ppo import register_ppo
+    from tiengow.agents.arena import evaluate
+    from tiengow.agents.ppo import register_ppo
     register_ppo()
     results = []
     for opponent in opponents:

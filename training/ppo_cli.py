@@ -1,6 +1,6 @@
 """Command-line parser and handler for ``tiengow train ppo``.
 
-Wiring (``tiengow_env/cli.py``): ``add_train_ppo_parser(train_subparsers)`` adds ``ppo`` under
+Wiring (``tiengow/cli.py``): ``add_train_ppo_parser(train_subparsers)`` adds ``ppo`` under
 ``tiengow train``. The parser sets ``handler`` = ``cmd_train_ppo`` (``(args) -> exit status``); it raises
 ValueError with a message for people.
 

@@ -29,10 +29,10 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from .. import layout as L
-from ..game import Game
-from ..rules import RuleSet
-from ..tiles import NAMES, mask_types, parse_type
+from tiengow_env import layout as L
+from tiengow_env.game import Game
+from tiengow_env.rules import RuleSet
+from tiengow_env.tiles import NAMES, mask_types, parse_type
 from . import render as R
 from .tracker import HandLog, Move, Trick
 
@@ -273,7 +273,7 @@ class Match:
     """One match of ``options.hands`` hands; ``run()`` plays it and returns the exit status."""
 
     def __init__(self, options: MatchOptions, console: Console, read_line: Callable[[str], str]):
-        from agents import make_agent  # agents are users of the core; import them only to play
+        from tiengow.agents import make_agent  # agents are users of the core; import them only to play
         self.options, self.console, self.read_line = options, console, read_line
         self.rules = options.rules
         self.players = self.rules.players
@@ -533,7 +533,7 @@ def cmd_play(args) -> int:
         raise ValueError(f"--seat must be 0..{rules.players - 1} for {rules.players} players, got {args.seat}")
     if args.hands < 1:
         raise ValueError(f"--hands must be at least 1, got {args.hands}")
-    from agents import make_agent
+    from tiengow.agents import make_agent
     try:
         make_agent(args.vs, rules)  # refuse a bad agent spec before anything is written
     except (OSError, ImportError) as err:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import layout as L
-from ..combos import Combination
-from ..game import Game
-from ..rules import PRESETS, RuleSet
-from ..tiles import NAMES, mask_types
+from tiengow_env import layout as L
+from tiengow_env.combos import Combination
+from tiengow_env.game import Game
+from tiengow_env.rules import PRESETS, RuleSet
+from tiengow_env.tiles import NAMES, mask_types
 
 
 @dataclass

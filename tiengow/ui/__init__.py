@@ -51,7 +51,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tiengow_env.ui play|show ...``, the same as ``tiengow play|show``."""
+    """``python -m tiengow.ui play|show ...``, the same as ``tiengow play|show``."""
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九): play and show.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

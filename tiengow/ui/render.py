@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 
 from rich.text import Span, Text
 
-from .. import layout as L
-from ..combos import Combination, CombinationTable
-from ..game import Game
-from ..tiles import BIG_SIX, CHINESE, HEAVEN, LITTLE_THREE, NAMES, PIPS, RED_PIPS, mask_types
+from tiengow_env import layout as L
+from tiengow_env.combos import Combination, CombinationTable
+from tiengow_env.game import Game
+from tiengow_env.tiles import BIG_SIX, CHINESE, HEAVEN, LITTLE_THREE, NAMES, PIPS, RED_PIPS, mask_types
 
 RED = "bold red"
 CLASS_TITLES = {

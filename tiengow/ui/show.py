@@ -15,9 +15,9 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from .. import layout as L
-from ..game import RecordError, load_records, parse_record
-from ..tiles import mask_types
+from tiengow_env import layout as L
+from tiengow_env.game import RecordError, load_records, parse_record
+from tiengow_env.tiles import mask_types
 from . import render as R
 from .tracker import HandLog, Trick
 

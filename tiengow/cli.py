@@ -23,7 +23,7 @@ def command(name: str):
 
 def _rules_arg(text: str | None):
     """A --rules value: preset name, YAML/TOML path, or a JSON object of switches."""
-    from .rules import RuleSet
+    from tiengow_env.rules import RuleSet
     if text is None:
         return RuleSet.from_spec("standard")
     spec = json.loads(text) if text.lstrip().startswith("{") else text
@@ -35,7 +35,7 @@ def _rules_arg(text: str | None):
 
 @command("replay")
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .game import RecordError, replay
+    from tiengow_env.game import RecordError, replay
     records = _read_records(args.path)
     ok = True
     for record in records:
@@ -52,7 +52,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _read_records(path: str) -> list:
-    from .game import load_records
+    from tiengow_env.game import load_records
     try:
         return load_records(path)
     except OSError as err:
@@ -61,7 +61,7 @@ def _read_records(path: str) -> list:
 
 @command("perft")
 def cmd_perft(args: argparse.Namespace) -> int:
-    from .game import RecordError, perft
+    from tiengow_env.game import RecordError, perft
     records = _read_records(args.path)
     status = 0
     for record in records:
@@ -77,8 +77,8 @@ def cmd_perft(args: argparse.Namespace) -> int:
 
 @command("rules")
 def cmd_rules(args: argparse.Namespace) -> int:
-    from .combos import table_for
-    from .rules import PRESETS
+    from tiengow_env.combos import table_for
+    from tiengow_env.rules import PRESETS
     if args.preset is None and args.rules is None:
         for name, preset in PRESETS.items():
             changes = ", ".join(f"{k}={json.dumps(v)}" for k, v in preset.diff().items()) or "(the default game)"
@@ -114,9 +114,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """One hand move by move, random hands in the compiled core, and a short evaluation ladder."""
     import numpy as np
 
-    from . import _kernels as K
-    from .combos import table_for
-    from .game import Game
+    from tiengow_env import _kernels as K
+    from tiengow_env.combos import table_for
+    from tiengow_env.game import Game
     rules = _rules_arg(args.rules)
     game = Game(seed=args.seed, rules=rules)
     print(f"Hand {args.seed} ({rules.name}), banker seat {game.banker}")
@@ -140,7 +140,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
           f"{steps / args.hands:.1f} decisions per hand")
     print("mean net chips per seat: " + ", ".join(f"{v:+.3f}" for v in net.mean(axis=0)))
     if args.deals:
-        from agents.arena import evaluate
+        from tiengow.agents.arena import evaluate
         print(f"\nDuplicate evaluation, {args.deals} deals each (every deal played once per seat):")
         for candidate, opponent in (("greedy", "random"), ("expert", "greedy"), ("pimc", "expert")):
             result = evaluate(candidate, opponent, args.deals, args.seed, rules)
@@ -153,7 +153,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 @command("tree")
 def cmd_tree(args: argparse.Namespace) -> int:
     """Exact size of a small game: deals, decision nodes, information sets per seat."""
-    from .tree import tree_stats
+    from tiengow_env.tree import tree_stats
     rules = _rules_arg(args.rules)
     if rules.hand_size > 4:
         raise UsageError(f"{rules.name} has hands of {rules.hand_size} tiles: its tree is too large to walk; "
@@ -182,7 +182,7 @@ def _progress_bar(total: int, label: str):
 
 
 def _agent_spec(text: str) -> str:
-    from agents import make_agent
+    from tiengow.agents import make_agent
     try:
         make_agent(text)
     except ValueError as err:
@@ -193,7 +193,7 @@ def _agent_spec(text: str) -> str:
 @command("eval")
 def cmd_eval(args: argparse.Namespace) -> int:
     """Duplicate evaluation of one agent against copies of another."""
-    from agents.arena import evaluate
+    from tiengow.agents.arena import evaluate
     rules = _rules_arg(args.rules)
     _agent_spec(args.candidate), _agent_spec(args.vs)
     progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
@@ -213,7 +213,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 @command("league")
 def cmd_league(args: argparse.Namespace) -> int:
     """Round robin of duplicate evaluations: cross table, ranking, JSON and a PNG heat map."""
-    from agents.arena import heat_map, league
+    from tiengow.agents.arena import heat_map, league
     rules = _rules_arg(args.rules)
     for spec in args.agents:
         _agent_spec(spec)
@@ -239,7 +239,7 @@ def cmd_league(args: argparse.Namespace) -> int:
 @command("bench")
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
-    from benchmarks import bench
+    from tiengow.benchmarks import bench
     figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
     if args.only is None:
         bench.save(figures)
@@ -262,7 +262,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tiengow_env import __version__
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
+    parser.add_argument("--version", action="version", version=f"tiengow {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rules_help = "preset name, YAML/TOML file, or JSON object of switches (default: standard)"
@@ -313,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
-    from training import cfr_cli, ppo_cli
+    from tiengow.training import cfr_cli, ppo_cli
     cfr_cli.add_parsers(sub, train_subparsers=algorithms)
     ppo_cli.add_train_ppo_parser(algorithms)
     return parser

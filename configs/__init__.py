@@ -1,0 +1,1 @@
+"""The shipped configs, installed as package data: ``--config ppo`` finds ``ppo.yaml`` here."""

@@ -1,6 +1,0 @@
-"""``python -m tiengow_env.ui play ...`` (the ``tiengow play`` and ``show`` commands)."""
-import sys
-
-from . import main
-
-sys.exit(main())
