@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 import multiprocessing as mp
-import socket
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -24,6 +23,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
+from .infra import connect_ray
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -133,36 +133,6 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
                       columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),
                       chips_by_seat=[float(v) for v in rows[:, :, 3:].mean(axis=(0, 1))],
                       rules=ruleset.name, seed=seed)
-
-
-def connect_ray(address: str):
-    """The ``ray`` module, connected: to a Ray instance started here ("local") or to the cluster at
-    ``address`` (as ``ray start --head`` prints it). Already connected: as it is."""
-    try:
-        import ray
-    except ImportError:
-        raise ValueError('--ray needs Ray: pip install -e ".[ray]"') from None
-    if not ray.is_initialized():
-        _check_reachable(address)
-        try:
-            ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
-        except ConnectionError as err:
-            raise ValueError(f"could not connect to the Ray cluster at {address!r} ({str(err).splitlines()[0]}); "
-                             "start one with `ray start --head`, or use --ray alone for a local instance") from None
-    return ray
-
-
-def _check_reachable(address: str) -> None:
-    """Fail fast on a HOST:PORT that nothing answers at (Ray itself retries for minutes)."""
-    host, sep, port = address.rpartition(":")
-    if address == "local" or not sep or "/" in address or not port.isdigit():
-        return  # "auto", "ray://..." and the like: Ray checks those itself
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as err:
-        raise ValueError(f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
-                         "`ray start --head` there, or use --ray alone for a local instance") from None
 
 
 def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:

@@ -632,7 +632,7 @@ class RayRollouts:
     MAX_DEATHS = 3  # in a row, for one part of one rollout: then the failure is not chance
 
     def __init__(self, config: PpoConfig, notice: Callable[[str], None], address: str, workers: int):
-        from tiengow.agents.arena import connect_ray
+        from tiengow.agents.infra import connect_ray
         self.ray = connect_ray(address)
         if not isinstance(workers, int) or not 1 <= workers <= config.num_envs:
             raise ValueError(f"--rollout-workers must be between 1 and num_envs ({config.num_envs}), got {workers!r}")

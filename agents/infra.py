@@ -1,0 +1,82 @@
+"""Infrastructure shared by the layers above the core: one definition each.
+
+* ``atomic_write(path, write)``: a file appears whole or not at all (a temporary file beside
+  it, then ``os.replace``), for checkpoints, policies, results and records;
+* ``run_dir(command)``: the default output folder of a command, ``runs/<command>/<timestamp>``
+  under the current folder (``runs/`` is ignored by git); commands print where they wrote;
+* ``connect_ray(address)``: the ``ray`` module, connected, failing fast with a message.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Callable
+from typing import IO
+
+RUNS = "runs"
+
+
+def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write(f)`` on a temporary binary file beside ``path``, then move it onto ``path``:
+    a reader never sees half a file, and a failed write leaves nothing behind."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the result is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run_dir(command: str, root: str = RUNS) -> str:
+    """A new folder ``runs/<command>/<YYYYmmdd-HHMMSS>`` (a suffix ``-2``, ``-3``, ... when that
+    second is taken), created, and returned as a path relative to the current folder."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(root, command.replace(" ", "-"), stamp)
+    path, n = base, 1
+    while True:
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            n += 1
+            path = f"{base}-{n}"
+
+
+def connect_ray(address: str):
+    """The ``ray`` module, connected: to a Ray instance started here ("local") or to the cluster at
+    ``address`` (as ``ray start --head`` prints it). Already connected: as it is."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError('--ray needs Ray: pip install -e ".[ray]"') from None
+    if not ray.is_initialized():
+        _check_reachable(address)
+        try:
+            ray.init(address=None if address == "local" else address, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        except ConnectionError as err:
+            raise ValueError(f"could not connect to the Ray cluster at {address!r} ({str(err).splitlines()[0]}); "
+                             "start one with `ray start --head`, or use --ray alone for a local instance") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast on a HOST:PORT that nothing answers at (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if address == "local" or not sep or "/" in address or not port.isdigit():
+        return  # "auto", "ray://..." and the like: Ray checks those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as err:
+        raise ValueError(f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
+                         "`ray start --head` there, or use --ray alone for a local instance") from None
+
+
