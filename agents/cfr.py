@@ -32,9 +32,10 @@ class CfrAgent(Agent):
 
     def __init__(self, rules: RuleSet, seed: int, keys: np.ndarray, probabilities: np.ndarray, sample: bool = True):
         super().__init__(rules, seed)
-        from tiengow_env.combos import table_for
         from tiengow.training import _cfr_kernels as CK
         from tiengow.training.abstraction import single_of_type
+
+        from tiengow_env.combos import table_for
         self._ck = CK
         self.keys = np.ascontiguousarray(keys, dtype=np.int64)
         self.probabilities = np.ascontiguousarray(probabilities, dtype=np.float64)
