@@ -181,10 +181,11 @@ def _progress_bar(total: int, label: str):
     return progress, lambda n: progress.advance(task, n)
 
 
-def _agent_spec(text: str) -> str:
+def _agent_spec(text: str, rules) -> str:
+    """``text`` if it builds an agent under ``rules`` (a policy may fit only some rules), else UsageError."""
     from tiengow.agents import make_agent
     try:
-        make_agent(text)
+        make_agent(text, rules)
     except ValueError as err:
         raise UsageError(str(err)) from None
     return text
@@ -195,7 +196,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Duplicate evaluation of one agent against copies of another."""
     from tiengow.agents.arena import evaluate
     rules = _rules_arg(args.rules)
-    _agent_spec(args.candidate), _agent_spec(args.vs)
+    _agent_spec(args.candidate, rules), _agent_spec(args.vs, rules)
     progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
     with progress:
         result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
@@ -216,7 +217,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     from tiengow.agents.arena import heat_map, league
     rules = _rules_arg(args.rules)
     for spec in args.agents:
-        _agent_spec(spec)
+        _agent_spec(spec, rules)
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
@@ -233,6 +234,19 @@ def cmd_league(args: argparse.Namespace) -> int:
         json.dump(result, f, indent=1)
     heat_map(result, args.out + ".png")
     print(f"wrote {args.out}.json and {args.out}.png")
+    return 0
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    """Every agent spec (built-in, installed plugin, MODULE:FACTORY) with its kind and one line."""
+    from tiengow.agents import agent_catalogue
+    rows = agent_catalogue()
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    width = max(len(row["spec"]) for row in rows)
+    for row in rows:
+        print(f"{row['spec']:<{width}}  {row['kind']:<9}  {row['description']}")
     return 0
 
 
@@ -305,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
+    p = sub.add_parser("agents", help="list the agent specs: built-in, installed plugins, MODULE:FACTORY")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {spec, kind, description}")
+    p.set_defaults(handler=cmd_agents)
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--json", action="store_true")
