@@ -1,4 +1,4 @@
-"""CFR training runs (``tiengow train cfr --config configs/cfr_micro.yaml``) and policy files.
+"""CFR training runs (``tiengow train cfr --config cfr_micro``) and policy files.
 
 Algorithms (``CfrConfig.algorithm``):
 
@@ -41,7 +41,7 @@ ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
 # ============================================================================ config
 @dataclass
 class CfrConfig:
-    """One CFR training run (``configs/cfr_micro.yaml``, ``configs/cfr.yaml``)."""
+    """One CFR training run (shipped: ``configs/cfr_micro.yaml``, ``configs/cfr.yaml``)."""
 
     algorithm: str = "cfr+"
     """cfr+ | cfr | mccfr (exact tree of a small preset) | mccfr_abstract (full game, abstraction)"""
