@@ -94,6 +94,8 @@ def register(name: str, kind: str | None = None, description: str | None = None,
     (module doc). Registering a name again with only a factory replaces the factory and keeps
     its kind and description."""
     def wrap(factory: AgentFactory) -> AgentFactory:
+        if kind is None and description is None:
+            from . import _builtin  # noqa: F401  (the registration being replaced)
         old = REGISTRY.get(name)
         if kind is None and description is None and old is not None:
             REGISTRY[name] = Registration(name, old.kind, old.description, factory, old.usage)

@@ -204,3 +204,10 @@ def test_register_needs_a_kind_and_a_description():
     with pytest.raises(ValueError, match="one-line description"):
         register("pl_new", kind="search", description="two\nlines")(lambda argument, rules, seed: None)
     assert "pl_new" not in REGISTRY
+    # A factory alone replaces an existing registration's factory and keeps how it is listed.
+    before = REGISTRY["cfr"]
+    try:
+        register("cfr")(before.factory)
+        assert REGISTRY["cfr"] == before
+    finally:
+        REGISTRY["cfr"] = before
