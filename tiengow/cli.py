@@ -237,6 +237,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("agents")
 def cmd_agents(args: argparse.Namespace) -> int:
     """Every agent spec (built-in, installed plugin, MODULE:FACTORY) with its kind and one line."""
     from tiengow.agents import agent_catalogue
@@ -321,7 +322,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
     p = sub.add_parser("agents", help="list the agent specs: built-in, installed plugins, MODULE:FACTORY")
     p.add_argument("--json", action="store_true", help="print a JSON list of {spec, kind, description}")
-    p.set_defaults(handler=cmd_agents)
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--json", action="store_true")
