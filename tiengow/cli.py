@@ -261,6 +261,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return run(args)
 
 
+@command("serve")
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The web app: play, watch, replay and league views in the browser (tiengow/web)."""
+    from .web.server import serve
+    return serve(args.host, args.port, args.records)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tiengow_env import __version__
     parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
@@ -312,6 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME")
     from .ui import add_parsers
     add_parsers(sub)
+    p = sub.add_parser("serve", help="play, watch, replay and league views in the browser ([web] extra)",
+                       description="A local web app: play the bots, watch bots play with their view of each "
+                                   "choice, replay saved hands, and show a league.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--records", metavar="DIR", help="folder the hands are saved in and replays and leagues are read "
+                                                    "from, and no other (default: runs/serve/DATE-TIME)")
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
@@ -323,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Packages that only some commands need, and the pyproject extra that installs each.
 OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
-                   "pyspiel": "peers", "rlcard": "peers"}
+                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
 
 
 def main(argv: list[str] | None = None) -> int:

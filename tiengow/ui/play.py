@@ -33,6 +33,7 @@ from tiengow_env import layout as L
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, mask_types, parse_type
+
 from . import render as R
 from .tracker import HandLog, Move, Trick
 
