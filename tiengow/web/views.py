@@ -25,9 +25,10 @@ def tile_table() -> list[dict]:
 def move_view(move: Move, game: Game, seat_name: Callable[[int], str], reveal: bool) -> dict:
     """One move of a trick: seat, kind, its tiles (None when face down and hidden), and its words."""
     shown = reveal or move.kind in ("lead", "beat")
+    who = seat_name(move.seat)
     return {"seat": move.seat, "kind": move.kind, "tiles": [NAMES[t] for t in sorted(move.types)] if shown else None,
             "count": len(move.types),
-            "text": R.move_text(move.kind, move.types, seat_name(move.seat), game.combos, reveal=shown).plain}
+            "text": R.move_text(move.kind, move.types, who, game.combos, you=who == "you", reveal=shown).plain}
 
 
 def trick_view(trick: Trick, game: Game, seat_name: Callable[[int], str], reveal: Callable[[int], bool],
@@ -46,8 +47,9 @@ def trick_view(trick: Trick, game: Game, seat_name: Callable[[int], str], reveal
 
 def trick_line(trick: Trick, seat_name: Callable[[int], str]) -> str:
     """``Trick 3: seat 2 wins 2 columns with 6-6+6-3 (Heaven & Nine mixed pair)``."""
-    return (f"Trick {trick.number}: {seat_name(trick.winner)} wins {trick.size} column{'s' * (trick.size > 1)} "
-            f"with {R.combo_text(trick.winning).plain}")
+    who = seat_name(trick.winner)
+    return (f"Trick {trick.number}: {who} {'win' if who == 'you' else 'wins'} {trick.size} "
+            f"column{'s' * (trick.size > 1)} with {R.combo_text(trick.winning).plain}")
 
 
 def groups_view(types: Sequence[int], game: Game) -> list[dict]:

@@ -187,7 +187,10 @@ function drawTrick(m, pos) {
   for (const move of t.moves) {
     const best = move.seat === t.best_seat && (move.kind === "lead" || move.kind === "beat");
     const tiles = move.tiles ? tilesRow(move.tiles, "md") : tilesRow(Array(move.count).fill(null), "md");
-    const verb = { lead: "leads", beat: "beats", discard: "discards", forced: "must discard", declare: "declares", decline: "declines" }[move.kind];
+    const you = move.seat === m.me;
+    const verb = you
+      ? { lead: "lead", beat: "beat", discard: "discard", forced: "must discard", declare: "declare", decline: "decline" }[move.kind]
+      : { lead: "leads", beat: "beats", discard: "discards", forced: "must discard", declare: "declares", decline: "declines" }[move.kind];
     const spot = el("div", { class: `spot ${pos[move.seat]}${best ? " best" : ""}${move.tiles ? "" : " hidden-tiles"}`, title: move.text },
       tiles, el("div", { class: "spot-label", text: `${seatLabel(m, move.seat)} ${verb}${best ? (t.winner !== null ? " · won" : " · best") : ""}` }));
     spots.append(spot);
