@@ -389,7 +389,7 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
 SESSIONS = 20
 
 
-def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_path):
+def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_path, capsys):
     """20 browser sessions (separate cookie jars) on a real server on the loopback, each a
     match of 2 hands with random legal moves; every saved record replays to what its page showed."""
     def one(k: int) -> list[tuple[str, list[int]]]:
@@ -417,4 +417,12 @@ def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_pa
     assert len(hands) == 2 * SESSIONS and len({path for path, _ in hands}) == 2 * SESSIONS
     for path, net in hands:
         assert replay(json.loads((tmp_path / path).read_text()))["net"] == net, path
-    assert len(list(Path(tmp_path).glob("*/match.jsonl"))) == SESSIONS
+    matches = sorted(Path(tmp_path).glob("*/match.jsonl"))
+    assert len(matches) == SESSIONS
+    # ``tiengow replay`` of a match file gives the nets its pages showed, hand by hand.
+    from tiengow.cli import main
+    shown = {path: net for path, net in hands}
+    for match in matches[:3]:
+        assert main(["replay", str(match)]) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [line["net"] for line in lines] == [shown[f"{match.parent.name}/hand-{k:03d}.json"] for k in (1, 2)]

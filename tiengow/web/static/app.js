@@ -26,6 +26,15 @@ function put(node, ...children) {
 }
 
 async function api(path, body) {
+  ui.pending = (ui.pending || 0) + 1;
+  const busy = setTimeout(() => { document.body.dataset.busy = "1"; }, 400);  // a bot that searches long
+  try { return await request(path, body); } finally {
+    clearTimeout(busy);
+    if (--ui.pending === 0) delete document.body.dataset.busy;
+  }
+}
+
+async function request(path, body) {
   const init = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
@@ -116,9 +125,11 @@ function drawMatch() {
     for (const slot of document.querySelectorAll(".seat-slot")) slot.replaceChildren();
     put($("#trick"), el("p", { class: "hint", text: ui.tab === "play"
       ? "Choose the rules, your seat, the bots and the number of hands, then Start."
-      : "Choose four bots and the number of hands, then Start: they play at the speed you set." }));
+      : "Choose four bots and the number of hands, then Start: they play at the speed you set." }),
+    gallery());
     $("#settlement").classList.add("hidden");
-    put($("#match-info")); put($("#log")); put($("#explain"));
+    put($("#match-info"), el("h3", { text: "How a hand goes" }), ...HOW_TO.map((line) => el("p", { class: "small", text: line })));
+    put($("#log")); put($("#explain"));
     put($("#hand")); put($("#moves"));
     return;
   }
@@ -135,6 +146,22 @@ function drawMatch() {
   drawExplain(m);
   drawYou(m);
   drawSettlement(m);
+}
+
+const HOW_TO = [
+  "The leader plays any combination: a single tile, a pair, a triplet or a quartet.",
+  "Each other seat in turn answers with as many tiles: a combination of the same class that is strictly stronger than the best so far, or any tiles face down.",
+  "The trick's winner takes as many columns as the lead had tiles, and leads next.",
+  "The winner of the last trick settles with every other seat, by columns against par, with the banker's and the last trick's multipliers.",
+  "Click tiles to select them, then Lead, Beat or Discard; or click a listed legal move.",
+];
+
+function gallery() {
+  // Every tile type, strongest first: the civil suit, then the military suit.
+  const row = (suit) => el("div", { class: "gallery-row" }, ...ui.meta.tiles.filter((t) => t.suit === suit).map((t) =>
+    el("span", { class: "gallery-tile", title: `${t.name} ${t.title}` }, tileEl(t.name, "md"), el("span", { text: t.title }))));
+  return el("div", { class: "gallery" }, el("div", { class: "caption", text: "Civil tiles, highest first" }), row("civil"),
+    el("div", { class: "caption", text: "Military tiles, highest first (equal pips tie)" }), row("military"));
 }
 
 function seatPanel(m, seat) {
