@@ -227,9 +227,12 @@ class WebMatch:
         self.records.append(record)
         path = self.folder / f"hand-{self.hand_no:03d}.json"
         line = json.dumps(record)
-        atomic_write(str(path), lambda f: f.write((line + "\n").encode()))
         every = "".join(json.dumps(r) + "\n" for r in self.records)
-        atomic_write(str(self.folder / "match.jsonl"), lambda f: f.write(every.encode()))
+        try:
+            atomic_write(str(path), lambda f: f.write((line + "\n").encode()))
+            atomic_write(str(self.folder / "match.jsonl"), lambda f: f.write(every.encode()))
+        except OSError as err:
+            raise Refused(f"cannot save the hand record {path}: {err.strerror or err}", 500) from None
         self.saved.append(f"{self.folder.name}/{path.name}")
 
     # ------------------------------------------------------------- requests
