@@ -82,7 +82,7 @@ def state(client):
     ("/api/move", {"option": "1"}, 400, "there is no move"),
     ("/api/move", {"play": ["6-6", "x"]}, 400, "not tiles"),
     ("/api/move", {"play": "6-6"}, 400, "list of 1 to 8 tile names"),
-    ("/api/move", {"play": ["7-7"]}, 400, "not a tile"),
+    ("/api/move", {"play": ["7-7"]}, 400, "'7-7' is not a tile: write tiles as a-b, such as 6-6 or 5-1."),
     ("/api/move", {"discard": ["6-6"]}, 400, "lead"),
     ("/api/move", {"declare": True}, 400, "no One Red Dot"),
     ("/api/move", {"fly": 1}, 400, "unknown move"),
@@ -98,7 +98,7 @@ def test_a_refused_request_is_a_json_error_and_changes_nothing(client, path, bod
     assert before["match"]["phase"] == "lead" and before["match"]["your_turn"]
     response = client.post(path, json=body)
     assert response.status_code == status, response.text
-    assert words in response.json()["error"]
+    assert words in response.json()["error"] and "Type ?" not in response.json()["error"]
     assert state(client) == before
 
 
@@ -159,6 +159,23 @@ def test_an_invalid_choice_is_explained_and_a_discard_offered(client):
     response = client.post("/api/move", json={"discard": body["discard"]})
     assert response.status_code == 200
     assert response.json()["match"]["seats"][0]["face_down"] == 1
+
+
+def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
+    rules = {"preset": "standard", "one_red_dot": "choice"}
+    match = new_match(client, seed=932, rules=rules)  # seed 932: seat 0 holds exactly one red pip
+    assert match["phase"] == "declare" and match["your_turn"]
+    assert [m["action"] for m in match["moves"]] == [{"seat": 0, "declare": True}, {"seat": 0, "declare": False}]
+    before = state(client)
+    tile = match["seats"][0]["hand"][0]["tiles"][0]
+    response = client.post("/api/move", json={"play": [tile]})
+    assert response.status_code == 400 and "declare One Red Dot, or decline it, first" in response.json()["error"]
+    assert state(client) == before
+    match = client.post("/api/move", json={"declare": True}).json()["match"]
+    shown = match["settlement"]
+    assert "who declared One Red Dot" in shown["head"] and shown["last_trick_winner"] == 0
+    record = json.loads((tmp_path / match["finished"][0]["record"]).read_text())
+    assert record["actions"] == [{"seat": 0, "declare": True}] and replay(record)["net"] == shown["net"]
 
 
 @pytest.mark.parametrize("body, words", [

@@ -117,6 +117,12 @@ def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
         raise Refused(f"seat {seat}: cannot load agent {spec!r}: {err}") from None
 
 
+def for_page(message: str) -> str:
+    """A message of ``tiengow play``'s reader, worded for the page (no typing, no numbered list)."""
+    return (message.replace(" Type ? for help.", "")
+            .replace("the numbered list shows every lead you have", "the legal moves below show every lead you have"))
+
+
 def hand_seed(seed: int, hand: int, seat: int) -> int:
     """A 63-bit seed for hand ``hand`` (0: the bots themselves) and seat ``seat`` of a match."""
     return int(np.random.SeedSequence([seed, hand, seat]).generate_state(1, np.uint64)[0] >> np.uint64(1))
@@ -262,6 +268,8 @@ class WebMatch:
             if what != "apply":
                 raise Refused(str(action))
         elif kind in ("play", "discard"):
+            if game.phase == "declare":
+                raise Refused("You hold exactly one red pip: declare One Red Dot, or decline it, first.")
             if (not isinstance(value, list) or not value or len(value) > self.rules.hand_size
                     or not all(isinstance(t, str) and 0 < len(t) <= TILE_NAME_LENGTH for t in value)):
                 raise Refused(f"{kind} needs a list of 1 to {self.rules.hand_size} tile names such as \"6-6\"")
@@ -270,10 +278,10 @@ class WebMatch:
             what, detail = interpret(("d " if kind == "discard" else "p ") + " ".join(value), options, game)
             if what == "ask":
                 discard, why = detail
-                raise Refused(f"You cannot play {' '.join(value)}: {why[0].lower()}{why[1:]}. "
+                raise Refused(f"You cannot play {' '.join(value)}: {for_page(why[0].lower() + why[1:])}. "
                               "You may discard them face down instead.", 400, discard=discard["discard"])
             if what != "apply":
-                raise Refused(str(detail))
+                raise Refused(for_page(str(detail)))
             action = detail
         else:
             raise Refused(f"unknown move {kind!r}: use option, play, discard or declare")
