@@ -32,7 +32,6 @@ from tiengow_env.tiles import mask_names, mask_types
 from . import views as V
 
 MAX_HANDS = 100
-MAX_LOG_LINES = 80
 TILE_NAME_LENGTH = 5  # "6-6"; a longer word is no tile name
 
 
@@ -162,13 +161,12 @@ class WebMatch:
         seed = self.config.seed
         game = Game(seed=hand_seed(seed, self.hand_no, 0), banker=self.banker, rules=self.rules, streak=self.streak)
         self.log = HandLog(game)
-        self.lines: list[str] = []
         self.explained: dict | None = None
         self.settlement: dict | None = None
         for s, agent in self.bots.items():
             agent.reset(hand_seed(seed, self.hand_no, s + 1))
         if self.log.auto_declared:
-            self.tell([("move", self.log.declarations[0]), ("over", None)])
+            self.finish_hand()
         if self.me is not None:
             self.play_bots()
 
@@ -201,21 +199,25 @@ class WebMatch:
         if explain:
             self.explained = {"seat": seat, "agent": agent.name, **(V.explanation_view(explained, action, before)
                                                                     or {"kind": None, "bars": [], "more": 0})}
-        self.tell(self.log.step(action))
+        self.settle_if_over(self.log.step(action))
 
-    def tell(self, events: list) -> None:
-        """Add what happened to the hand's story; at the end of the hand, settle and save it."""
-        game = self.game
-        for kind, detail in events:
-            if kind == "move":
-                self.lines.append(V.move_view(detail, game, self.name, self.reveal(detail.seat))["text"])
-            elif kind == "trick":
-                self.lines.append(V.trick_line(detail, self.name))
-                if detail.bonus:
-                    self.lines.append(V.trick_view(detail, game, self.name, self.reveal)["bonus_text"])
-            elif kind == "over":
-                self.finish_hand()
-        del self.lines[:-MAX_LOG_LINES]
+    def settle_if_over(self, events: list) -> None:
+        """After a decision's events: at the end of the hand, settle and save it."""
+        if any(kind == "over" for kind, _ in events):
+            self.finish_hand()
+
+    def story(self) -> list[str]:
+        """The hand so far in words: each move (a discard of n tiles as one), each trick's winner
+        and trick bonus."""
+        game, log = self.game, self.log
+        lines = [V.move_view(m, game, self.name, True)["text"] for m in log.declarations]
+        for trick in log.tricks:
+            lines += [V.move_view(m, game, self.name, self.reveal(m.seat))["text"] for m in trick.moves]
+            if trick.winner is not None:
+                lines.append(V.trick_line(trick, self.name))
+                if trick.bonus:
+                    lines.append(V.trick_view(trick, game, self.name, self.reveal)["bonus_text"])
+        return lines
 
     def finish_hand(self) -> None:
         game = self.game
@@ -285,7 +287,7 @@ class WebMatch:
             action = detail
         else:
             raise Refused(f"unknown move {kind!r}: use option, play, discard or declare")
-        self.tell(self.log.play(action))
+        self.settle_if_over(self.log.play(action))
         self.version += 1
         if not game.is_over:
             self.play_bots()
@@ -338,7 +340,7 @@ class WebMatch:
             "trick": V.trick_view(shown, game, self.name, self.reveal, best_seat) if shown else None,
             "seats": seats, "your_turn": your_turn, "moves": moves, "unlisted": unlisted,
             "size": int(st[L.S_SIZE]) if game.phase == "follow" else None,
-            "lines": list(self.lines), "explain": self.explained, "settlement": self.settlement,
+            "lines": self.story(), "explain": self.explained, "settlement": self.settlement,
             "match_over": self.match_over, "finished": list(self.finished),
             "folder": self.folder.name,
         }
