@@ -1,8 +1,11 @@
 """The command line: rules cards, exact tree sizes, demo, bench, and one-line errors."""
 import json
 
+from pathlib import Path
+
 import pytest
 
+from tiengow.agents.infra import install_hint
 from tiengow.cli import main
 
 
@@ -65,7 +68,17 @@ def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
     status, _, err = run(capsys, "train", "ppo", "--set", "total_steps=1")
     assert status == 2
-    assert err == 'tiengow: error: this command needs torch, which is not installed; pip install -e ".[train]"\n'
+    assert err == f"tiengow: error: this command needs torch, which is not installed; {install_hint('train')}\n"
+    assert "pip install -e" in install_hint("train")  # this checkout is an editable install
+
+
+def test_install_hints_fit_the_install(monkeypatch, tmp_path):
+    """An editable install is told the checkout's path; an install from a wheel the extra by name."""
+    from tiengow.agents import infra
+    checkout = Path(infra.__file__).resolve().parents[1]
+    assert install_hint("ray") == f'pip install -e "{checkout}[ray]"'
+    monkeypatch.setattr(infra, "__file__", str(tmp_path / "site-packages" / "tiengow" / "agents" / "infra.py"))
+    assert install_hint("train") == 'pip install "tiengow[train]"'
 
 
 def test_demo_prints_a_hand_and_throughput(capsys):

@@ -163,7 +163,6 @@ def test_variants_play_and_replay(rules, seat, tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["--seat", "4"], "--seat must be 0..3"),
     (["--rules", "three_player", "--seat", "3"], "--seat must be 0..2"),
-    (["--hands", "0"], "--hands must be at least 1"),
     (["--vs", "nobody"], "unknown agent 'nobody'"),
     (["--rules", "nonsense"], "unknown preset 'nonsense'"),
     (["--rules", "{not json"], "not a valid JSON object"),
