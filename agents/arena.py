@@ -242,7 +242,8 @@ def heat_map(league_result: dict, path: str) -> None:
     grid = np.array([[league_result["cross_table"][a].get(b, np.nan) for b in agents] for a in agents])
     cis = league_result.get("cross_ci95", {})
     bound = float(np.nanmax(np.abs(grid))) or 1.0
-    norm, cmap = Normalize(-bound, bound), plt.get_cmap("RdBu")
+    norm = Normalize(-bound, bound)
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="#d9d9d9")  # grey diagonal: an agent does not play itself
     fig, ax = plt.subplots(figsize=(1.5 * len(agents) + 3, 0.9 * len(agents) + 2))
     image = ax.imshow(grid, cmap=cmap, norm=norm)
     ax.set_xticks(range(len(agents)), agents, rotation=30, ha="right")
@@ -253,16 +254,20 @@ def heat_map(league_result: dict, path: str) -> None:
     for i, j in itertools.product(range(len(agents)), repeat=2):
         if i == j:
             continue
-        red, green, blue, _ = cmap(norm(grid[i, j]))
-        luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue  # dark cells get white text
         text = f"{grid[i, j]:+.2f}"
         ci = cis.get(agents[i], {}).get(agents[j])
         if ci is not None:
             text += f"\n±{(ci[1] - ci[0]) / 2:.2f}"
-        ax.text(j, i, text, ha="center", va="center", fontsize=9, color="white" if luminance < 0.5 else "black")
+        ax.text(j, i, text, ha="center", va="center", fontsize=9, color=text_colour(cmap(norm(grid[i, j]))))
     fig.colorbar(image, ax=ax, label="candidate chips per hand (duplicate), ± 95% CI")
     ax.set_title(f"tiengow league: {league_result['deals']} deals per match; rows ranked by Bradley–Terry rating",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def text_colour(rgba: tuple[float, ...]) -> str:
+    """Black on a light cell, white on a dark one (relative luminance of the cell's colour)."""
+    red, green, blue = rgba[:3]
+    return "white" if 0.2126 * red + 0.7152 * green + 0.0722 * blue < 0.5 else "black"

@@ -263,8 +263,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 @command("league")
 def cmd_league(args: argparse.Namespace) -> int:
     """Round robin of duplicate evaluations: cross table, ranking by rating, JSON and a PNG heat map."""
-    import importlib.util
-
     from tiengow.agents.arena import heat_map, league
     from tiengow.agents.infra import atomic_write, check_output_path, install_hint, run_dir
     rules = _rules_arg(args.rules)
@@ -272,7 +270,11 @@ def cmd_league(args: argparse.Namespace) -> int:
         _agent_spec(spec)
     if args.out is not None:  # refuse an unwritable path before the league is played, not after
         check_output_path(args.out + ".json", "--out")
-    plot = importlib.util.find_spec("matplotlib") is not None
+    try:  # known before the league is played: without it, the JSON and the table still come out
+        import matplotlib  # noqa: F401
+        plot = True
+    except ImportError:
+        plot = False
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
@@ -289,12 +291,13 @@ def cmd_league(args: argparse.Namespace) -> int:
             cells.append("—" if a == b else f"{result['cross_table'][a][b]:+.2f} ± {(hi - lo) / 2:.2f}")
         cross.add_row(a, *cells)
     console.print(cross)
-    ranking = Table("rank", "agent", "rating", "95% CI", "mean chips per hand", title=f"ranking: {result['rating']}")
+    ranking = Table("rank", "agent", "rating", "95% CI", "mean chips per hand", title="ranking by rating")
     for rank, row in enumerate(result["ranking"], 1):
         lo, hi = row["rating_ci95"]
         ranking.add_row(str(rank), row["agent"], f"{row['rating']:+.0f}", f"[{lo:+.0f}, {hi:+.0f}]",
                         f"{row['mean_chips_per_hand']:+.3f}")
     console.print(ranking)
+    console.print(f"rating: {result['rating']}", soft_wrap=True, highlight=False)
     out = args.out if args.out is not None else os.path.join(run_dir("league"), "league")
     atomic_write(out + ".json", lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
     if plot:

@@ -205,7 +205,7 @@ def parse_error_text(err: Exception) -> str:
     if mark is not None:
         return f"{getattr(err, 'problem', None) or err} at line {mark.line + 1}, column {mark.column + 1}"
     if isinstance(err, json.JSONDecodeError):
-        return f"{err.msg} at line {err.lineno}, column {err.colno} (character {err.pos + 1})"
+        return f"{err.msg} at line {err.lineno}, column {err.colno}"
     lines = str(err).splitlines()
     return lines[0] if lines else type(err).__name__
 
