@@ -349,8 +349,7 @@ class Match:
             return
         differ = [k for k, v in self.rules.switches().items() if trained.switches().get(k) != v]
         self.out(Text(f"Note: {self.options.vs} was trained on {trained.name} rules; at this table "
-                      f"{', '.join(differ)} differ, so expect it to play below its strength.", "yellow"),
-                 soft_wrap=True)
+                      f"{', '.join(differ)} differ, so expect it to play below its strength.", "yellow"))
 
     def play_hand(self, game: Game) -> HandLog:
         o = self.options
