@@ -338,7 +338,7 @@ def test_more_lists_every_move(tmp_path):
     assert [o.action for o in every[:len(short)]] == [o.action for o in short]
     last = every[-1].action
     match, out = scripted_match(tmp_path, ["more", str(len(every))])
-    events = match.person_turn(game, log)
+    match.person_turn(game, log)
     text = out.getvalue()
     assert "type more to list them all" in text and f" {len(every):3d}  discard" in text
     assert log.record()["actions"][-1] == last
