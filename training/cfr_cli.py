@@ -35,8 +35,8 @@ def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argpar
 def add_train_cfr_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("cfr", help="CFR+, CFR or MCCFR (configs/cfr_micro.yaml, configs/cfr.yaml)")
     p.add_argument("--config", required=True, help="YAML config (training.cfr.CfrConfig)")
-    p.add_argument("--out", help="policy file to write (default: runs/train-cfr/DATE-TIME/ and the file name "
-                                 "of the config's out; never the shipped policies)")
+    p.add_argument("--out", help="policy file to write (default: the config's out if it sets one, else "
+                                 "runs/train-cfr/DATE-TIME/CONFIG.npz)")
     p.add_argument("--algorithm", help="override the config's algorithm (cfr+, cfr, mccfr, mccfr_abstract)")
     p.add_argument("--iterations", type=int_option(1), help="override the config's iterations")
     p.add_argument("--log-every", type=int_option(1), help="override the config's iterations between measurements")
@@ -52,14 +52,15 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .cfr import CfrConfig, train
+    from .config import read_settings
     config = CfrConfig.from_file(args.config, algorithm=args.algorithm, iterations=args.iterations,
                                  log_every=args.log_every, seed=args.seed, log_dir=args.log_dir)
-    if args.out is not None:  # refuse an unwritable path before training, not after
-        check_output_path(args.out, "--out")
-        out = args.out
-    else:  # a config's out may name a shipped policy: a run never overwrites it unasked
+    if args.out is not None or "out" in read_settings(args.config):  # a path the user gave
+        out = args.out if args.out is not None else config.out
+        check_output_path(out, "--out" if args.out is not None else f"out (in {args.config})")
+    else:  # no path given: a new run folder, with the TensorBoard log beside the policy
         folder = run_dir("train-cfr")
-        out = os.path.join(folder, os.path.basename(config.out))
+        out = os.path.join(folder, os.path.splitext(os.path.basename(args.config))[0] + ".npz")
         if args.log_dir is None and config.log_dir is not None:
             config.log_dir = os.path.join(folder, "tensorboard")
     console = Console(stderr=True)
