@@ -32,7 +32,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
-from .infra import connect_ray
+from .infra import connect_ray, install_hint
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -232,10 +232,13 @@ def bradley_terry(agents: list[str], matches: list[dict]) -> tuple[dict[str, flo
 def heat_map(league_result: dict, path: str) -> None:
     """Write the cross table as a PNG heat map (needs matplotlib): each cell the candidate's
     chips per hand and its 95% half-width, each row labelled with its rating and interval."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import Normalize
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import Normalize
+    except ImportError:
+        raise ValueError(f"the heat map needs matplotlib: {install_hint('train')}") from None
 
     ranking = league_result["ranking"]
     agents = [row["agent"] for row in ranking]  # best first

@@ -117,7 +117,8 @@ def test_every_option_has_help_with_its_default():
             text = formatter._expand_help(action) if action.help else ""
             if not text:
                 missing.append(f"{name} {action.dest}: no help")
-            elif action.default not in (None, False) and not action.required and "default" not in text:
+            elif action.default is not None and action.default is not False and not action.required \
+                    and "default" not in text:
                 missing.append(f"{name} {action.dest}: default {action.default!r} not said")
     assert len(all_parsers()) >= 14
     assert not missing, missing

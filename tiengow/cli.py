@@ -343,7 +343,9 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        shown = action.default not in (None, False, argparse.SUPPRESS) and not action.required
+        # identity, not equality: a default of 0 is shown, unlike the False of a flag
+        shown = not any(action.default is nothing for nothing in (None, False, argparse.SUPPRESS))
+        shown = shown and not action.required
         if shown and "default" not in text and action.option_strings:
             text += " (default: %(default)s)"
         return text
