@@ -69,12 +69,11 @@ def _check_records(path: str) -> int:
     """``tiengow replay --check FILE``: replay each ``{"record", "expected"}`` line (or
     ``{"record", "error": true}``, a record that must be refused) and say whether the engine
     agrees; one line per line of the file, then a summary. Exit 0 only if every line agrees."""
-    from tiengow_env.game import RecordError, replay
     agree = 0
     lines = _read_records(path)
     for n, line in enumerate(lines, 1):
         where = f"line {n}" + (f" ({line['tag']})" if isinstance(line, dict) and line.get("tag") else "")
-        verdict = _check_line(line, replay, RecordError)
+        verdict = _check_line(line)
         agree += verdict is None
         print(f"{where}: {verdict or 'agrees'}")
     print(f"{path}: {agree} of {len(lines)} lines agree" + ("" if agree == len(lines) else
@@ -83,8 +82,9 @@ def _check_records(path: str) -> int:
     return 0 if lines and agree == len(lines) else 1
 
 
-def _check_line(line: object, replay: Callable, RecordError: type) -> str | None:
+def _check_line(line: object) -> str | None:
     """None if the engine agrees with a conformance line, else what differs, in one line."""
+    from tiengow_env.game import RecordError, replay
     if isinstance(line, RecordError):
         return str(line)
     if not isinstance(line, dict) or "record" not in line or not ("expected" in line or line.get("error")):
