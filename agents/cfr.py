@@ -7,7 +7,8 @@ Two kinds of policy, both written by ``tiengow train cfr``:
   to a distribution over a few abstract actions, each naming one concrete action. A bucket the
   policy never reached falls back to the greedy agent's choice. The policy is sampled (or, if
   the file says ``act: argmax``, its most likely action is played). Without a path the agent
-  loads the shipped ``agents/policies/cfr_standard.npz`` (``tiengow train cfr --config cfr``).
+  loads the shipped ``agents/policies/cfr_standard.npz`` (``tiengow train cfr --config cfr --out
+  agents/policies/cfr_standard.npz``).
 * **tabular** (an exact small tree, ``cfr+``/``cfr``/``mccfr`` on ``micro``; the policies
   ``tiengow nashconv`` measures): one probability per legal action of each information set of
   the exact tree (``exact_tree.py``). The agent rebuilds that tree once per process and finds

@@ -12,6 +12,8 @@ import os
 from importlib import resources
 from typing import Any, TypeVar
 
+from tiengow_env.rules import parse_error_text
+
 Config = TypeVar("Config")
 SHIPPED = "tiengow.configs"
 
@@ -45,7 +47,7 @@ def read_settings(spec: str) -> dict[str, Any]:
         import yaml
         data = yaml.safe_load(text)
     except Exception as err:  # yaml raises its own error types; all mean a malformed file
-        raise ValueError(f"config {where} is not valid YAML: {err}") from None
+        raise ValueError(f"config {where} is not valid YAML: {parse_error_text(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
