@@ -201,20 +201,23 @@ def _write_lines(tmp_path, chunks: list[bytes]):
 
 def test_deeply_nested_and_invalid_utf8_lines_are_errors_of_their_own(tmp_path, capsys):
     good = json.dumps(GOOD).encode()
+
+    def nested(depth: int) -> bytes:  # GOOD with its actions nested ``depth`` lists deep
+        return json.dumps({**GOOD, "actions": "X"}).encode().replace(b'"X"', b"[" * depth + b"]" * depth)
     deep = b"[" * 100_000 + b"]" * 100_000
-    deep_in_record = json.dumps({**GOOD, "actions": "X"}).encode().replace(b'"X"', b"[" * 5000 + b"]" * 5000)
     bad_utf8 = json.dumps(GOOD).encode().replace(b"micro", b"micr\xff")
-    path = _write_lines(tmp_path, [good, deep, good, bad_utf8, deep_in_record, good])
+    path = _write_lines(tmp_path, [good, deep, good, bad_utf8, nested(5000), nested(500), good])
     records = load_records(str(path))
-    assert len(records) == 6
-    assert [isinstance(r, RecordError) for r in records] == [False, True, False, True, False, False]
-    assert "line 2" in str(records[1]) and "nested" in str(records[1])
+    assert len(records) == 7
+    assert [isinstance(r, RecordError) for r in records] == [False, True, False, True, True, False, False]
+    assert "line 2" in str(records[1]) and "nested too deeply" in str(records[1])
     assert "line 4" in str(records[3]) and "UTF-8" in str(records[3])
     assert cli.main(["replay", str(path)]) == 2
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(out) == 6
-    assert out[0] == out[2] == out[5] == replay(GOOD)
-    assert [("error" in line) for line in out] == [False, True, False, True, True, False]
+    assert len(out) == 7
+    assert out[0] == out[2] == out[6] == replay(GOOD)
+    assert [("error" in line) for line in out] == [False, True, False, True, True, True, False]
+    assert out[5] == {"error": "action must be a JSON object", "action_index": 0}
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"])

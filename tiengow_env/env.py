@@ -78,6 +78,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
+from .checks import check_seed
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
@@ -136,9 +137,7 @@ class Session:
         """Begin an episode; ``seed`` reseeds the core generator (as ``Game(seed=...)``),
         None continues it (the first time, it seeds from the operating system)."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an integer or None, got {seed!r}")
-            K.seed_rng(self.rng, np.uint64(int(seed) % 2**64))
+            K.seed_rng(self.rng, np.uint64(check_seed(seed)))
         elif not self.seeded:
             K.seed_rng(self.rng, np.random.SeedSequence().generate_state(1, np.uint64)[0])
         self.seeded = True

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
+from .checks import check_seed
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -89,9 +90,7 @@ class VectorEnv:
         reseed = seed is not None
         seeds = np.zeros(self.num_envs, dtype=np.uint64)
         if reseed:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an integer or None, got {seed!r}")
-            seed = int(seed) % 2**64  # as Game(seed=...) takes it
+            seed = check_seed(seed)  # as Game(seed=...) takes it
             seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
