@@ -194,7 +194,7 @@ class RuleSet:
         if self.civilian_triplets and self.combos != "classic":
             raise ValueError(f"civilian_triplets needs combos: classic (got combos: {self.combos})")
         if isinstance(self.deck, str) and self.deck not in NAMED_DECKS:
-            raise ValueError(f"unknown deck {self.deck!r}; decks are: {', '.join(NAMED_DECKS)} "
+            raise ValueError(f"unknown deck {short_repr(self.deck)}; decks are: {', '.join(NAMED_DECKS)} "
                              "or a list of tile names")
         types = self.deck_types
         for t in set(types):

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_seed
+from .checks import check_seed, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -48,12 +48,12 @@ class VectorEnv:
     def __init__(self, num_envs: int, rules: Any = "standard", seed: int = 0, hands: int = 1,
                  reward_scale: float = 1.0):
         if type(num_envs) is not int or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+            raise ValueError(f"num_envs must be an integer >= 1, got {short_repr(num_envs)}")
         if type(hands) is not int or hands < 1:
-            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {hands!r}")
+            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
                 or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
+            raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
         self.rules = RuleSet.from_spec(rules)
         self.combos = table_for(self.rules)
         self.num_envs = num_envs
