@@ -390,3 +390,35 @@ def test_custom_nines_deck_pays_the_supreme_stake_and_last_trick_bonus():
     with pytest.raises(RecordError, match="cannot beat") as err:
         replay(follow)
     assert err.value.action_index == 3
+
+
+def test_env_matches_whose_chips_could_pass_int64_are_refused():
+    """An episode of n hands: hand k has a streak of at most k, so n * bound(streak n) chips."""
+    from tiengow_env.env import raw_env
+    largest = (INT64_MAX // 6 - 20) // 4
+    rules = {"trick_bonus_stakes": [largest, 0]}
+    VectorEnv(2, rules=rules, hands=1)
+    raw_env(rules=rules, hands=1)
+    for make in (lambda: VectorEnv(2, rules=rules, hands=2), lambda: raw_env(rules=rules, hands=2)):
+        with pytest.raises(ValueError, match=r"match of 2 hands .* 2\^63 - 1"):
+            make()
+    VectorEnv(2, rules="hongkong", hands=1000)  # ordinary stakes: long matches are fine
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True, [1]], ids=repr)
+def test_env_resets_refuse_bad_seeds(seed):
+    from tiengow_env.env import raw_env
+    from tiengow_env.gym_env import TienGowEnv
+    for env in (raw_env(), TienGowEnv()):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            env.reset(seed=seed)
+    venv = VectorEnv(2)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        venv.reset(seed)
+
+
+def test_gym_reset_takes_numpy_seeds():
+    from tiengow_env.gym_env import TienGowEnv
+    a, _ = TienGowEnv().reset(seed=np.int64(5))
+    b, _ = TienGowEnv().reset(seed=5)
+    assert np.array_equal(a, b)

@@ -285,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules_help = "preset name, YAML/TOML file, or JSON object of switches (default: standard)"
     ray_help = "run chunks of deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS"
 
-    p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results")
+    p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results, "
+                                      "one line per input line (exit 2 if any is an error)")
     p.add_argument("path")
     p = sub.add_parser("perft", help="count decision sequences from a record's position")
     p.add_argument("path")

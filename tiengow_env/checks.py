@@ -19,7 +19,10 @@ _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 40, 40, 40
 
 def short_repr(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to about ``limit`` characters and three levels of nesting."""
-    text = _REPR.repr(value)
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001  (a hostile __repr__, or an int of more than 4300 digits)
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -104,6 +104,7 @@ class Session:
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
                 or not np.isfinite(reward_scale):
             raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
+        self.rules.check_match(hands)  # episode chips stay within int64
         self.hands = hands
         self.reward_scale = float(reward_scale)
         self.combos = table_for(self.rules)

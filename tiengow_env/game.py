@@ -159,7 +159,7 @@ class Game:
     # ----------------------------------------------------------------- acting
     def step(self, action: int) -> None:
         """Apply one action id of the acting seat; ValueError if it is not legal now."""
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if not is_integer(action) or not 0 <= action < self.combos.num_actions:
             raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, "
                              f"got {short_repr(action)}")
         if self.is_over:
@@ -169,8 +169,9 @@ class Game:
 
     def _check_legal(self, action: int) -> None:
         """ValueError unless ``action`` is one of ``legal_actions()`` (what step() accepts)."""
-        legal = self.legal_actions()
-        if action not in legal:
+        n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
+        if action not in self._scratch[:n]:
+            legal = self.legal_actions()
             raise ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
                              f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
 

@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .checks import short_repr
+from .checks import check_seed, short_repr
 from .env import RENDER_MODES, Session
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
@@ -141,6 +141,9 @@ class TienGowEnv(gym.Env):
 
     # ----------------------------------------------------------------- Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            check_seed(seed)  # a ValueError here, not gymnasium's own error type
+            seed = int(seed)
         super().reset(seed=seed)
         session = self.session
         if seed is None and not session.seeded:

@@ -55,6 +55,7 @@ class VectorEnv:
                 or not np.isfinite(reward_scale):
             raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
         self.rules = RuleSet.from_spec(rules)
+        self.rules.check_match(hands)  # episode chips stay within int64
         self.combos = table_for(self.rules)
         self.num_envs = num_envs
         self.hands = hands
