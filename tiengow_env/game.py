@@ -232,7 +232,7 @@ class Game:
             raise ValueError(f"seat {seat} owes {owed} more tile{'s' if owed > 1 else ''} face down "
                              f"(step() put down the rest), got {len(value)}")
         size = int(self.state[L.S_SIZE])
-        if len(value) != (owed or size):
+        if not owed and len(value) != size:
             raise ValueError(f"must answer with exactly {size} tile(s), got {len(value)}")
         self._check_held(seat, value)
         if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
