@@ -353,6 +353,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return run(args)
 
 
+@command("serve")
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The web app: play, watch, replay and league views in the browser (tiengow/web)."""
+    from .web.server import serve
+    return serve(args.host, args.port, args.records)
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """Adds "(default: X)" to an option's help when it has a default and the text does not say it."""
 
@@ -439,6 +446,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "--save benchmarks/results/latest (default: runs/bench/DATE-TIME/bench)")
     from .ui import add_parsers
     add_parsers(sub)
+    p = sub.add_parser("serve", help="play, watch, replay and league views in the browser ([web] extra)",
+                       description="A local web app: play the bots, watch bots play with their view of each "
+                                   "choice, replay saved hands, and show a league.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--records", metavar="DIR", help="folder the hands are saved in and replays and leagues are read "
+                                                    "from, and no other (default: runs/serve/DATE-TIME)")
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
@@ -450,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Packages that only some commands need, and the pyproject extra that installs each.
 OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
-                   "pyspiel": "peers", "rlcard": "peers"}
+                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
 # Commands that never run the compiled core (no "compiling" notice for them).
 NO_CORE = {"rules", "agents"}
 
