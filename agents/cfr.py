@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from tiengow_env import _kernels as K
+from tiengow_env import layout as L
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
@@ -42,7 +43,7 @@ class CfrAgent(Agent):
         self.sample = sample
         self.combos = table_for(rules)
         self._single = single_of_type(rules)
-        self._scratch = np.zeros(self.combos.num_actions + 2, dtype=np.int64)
+        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self._options = np.zeros(CK.NUM_ABSTRACT, dtype=np.int64)
         self._xorshift = np.zeros(1, dtype=np.uint64)
         self.fallbacks = 0  # decisions in buckets the policy does not cover

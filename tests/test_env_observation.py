@@ -61,7 +61,7 @@ def reference_information_state(env, seat: int, log: dict[int, dict]) -> dict[st
     views = {name: np.zeros(shape) for name, shape, _, _ in session.layout.information_views()}
     views.update(reference_observation(env, seat))
     views["dealt"][:] = counts(st[L.S_DEALT + seat])
-    rows = [(k, st[L.S_LOG + 4 * k]) for k in range(st[L.S_TRICK])]
+    rows = [(k, st[L.S_LOG + L.LOG_STRIDE * k + L.LOG_LEADER]) for k in range(st[L.S_TRICK])]
     if session.game.phase in ("lead", "follow"):
         rows.append((st[L.S_TRICK], st[L.S_LEADER]))
     empty = {"up": np.zeros(4, dtype=np.int64), "down": np.zeros(4, dtype=np.int64)}

@@ -24,6 +24,7 @@ from numba.typed import Dict
 
 from tiengow_env import _kernels as K
 from tiengow_env.layout import (
+    EXTRA_ACTIONS,
     PHASE_DECLARE,
     PHASE_FOLLOW,
     PHASE_LEAD,
@@ -132,7 +133,7 @@ def _event(seat, action, observer, combos, num_actions, players, face_up):
 @njit(cache=True)
 def count_tree_nodes(hands, banker, table, rules):
     """Nodes of the action tree over the deals ``hands`` (D, MAX_SEATS), terminals included."""
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
     stack = np.empty((4096, S_LEN), dtype=np.int64)
     total = 0
     for d in range(hands.shape[0]):
@@ -163,7 +164,7 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
     players = rules[R_PLAYERS]
     combos = rules[R_COMBOS]
     events = players * (num_actions + 1)
-    scratch = np.empty(combos + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(combos + EXTRA_ACTIONS, dtype=np.int64)
     stack = np.empty((4096, S_LEN), dtype=np.int64)
     stack_node = np.empty(4096, dtype=np.int64)
     stack_seq = np.zeros((4096, players), dtype=np.int64)
@@ -823,7 +824,7 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     sigma = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     values = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     nxt = np.zeros(depth_max, dtype=np.int64)
-    scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.zeros(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
     hands = np.zeros(4, dtype=np.int64)
     start = np.zeros(S_LEN, dtype=np.int64)
     for t in range(first_iteration, first_iteration + iterations):
