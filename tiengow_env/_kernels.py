@@ -481,7 +481,10 @@ def step(state, action, table, rules, report=None):
                 start_play(state, rules)
             else:
                 state[S_TO_ACT] = holder
-    elif action < C:
+        if report is not None:
+            settle_report(state, players, report)
+        return
+    if action < C:
         tiles = take(state[S_HAND + seat], table[action, T_MASK])
         state[S_HAND + seat] ^= tiles
         state[S_UP + seat] |= tiles
@@ -498,7 +501,6 @@ def step(state, action, table, rules, report=None):
             if seat == state[S_BANKER] and state[S_BANKER_FIRST] < 0:
                 state[S_BANKER_FIRST] = unbeatable_in_own_eyes(state, action, table, rules)
         state[S_TO_ACT] = (seat + 1) % players
-        advance(state, table, rules, report)
     else:
         tile = take(state[S_HAND + seat], _TYPE_LOW[action - C])
         state[S_HAND + seat] ^= tile
@@ -513,10 +515,17 @@ def step(state, action, table, rules, report=None):
         if state[S_OWED] == 0:
             state[S_ACTED] += 1
             state[S_TO_ACT] = (seat + 1) % players
-        advance(state, table, rules, report)
-    if report is not None and state[S_PHASE] == PHASE_OVER:
+    advance(state, table, rules, report)
+    if report is not None:
+        settle_report(state, players, report)
+
+
+@njit(cache=True, inline="always")
+def settle_report(state, players, report):
+    """The report's end: when the hand is over, its status and the settlement (paid once)."""
+    if state[S_PHASE] == PHASE_OVER:
         report[REP_STATUS] = STEP_HAND_OVER
-        for s in range(players):  # the settlement is paid once, when the hand ends
+        for s in range(players):
             report[REP_SETTLE + s] = state[S_SETTLE + s]
 
 

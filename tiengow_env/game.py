@@ -230,10 +230,10 @@ class Game:
         kind = report[L.REP_KIND]
         if kind == L.KIND_DECLARE or kind == L.KIND_DECLINE:
             return
-        seat, players, number = report[L.REP_SEAT], self.players, report[L.REP_TRICK]
-        play = Play(seat, _PLAY_KINDS[kind], _types_of(report[L.REP_TILES]))
+        seat, players, number = report[L.REP_SEAT], self.rules.players, report[L.REP_TRICK]
+        types = _types_of(report[L.REP_TILES])
         if kind == L.KIND_LEAD:
-            self._tricks.append(Trick(seat, len(play.types), ()))
+            self._tricks.append(Trick(seat, len(types), ()))
         elif len(self._tricks) <= number:  # the state was set from outside: the story starts here
             ended = report[L.REP_WINNER] >= 0
             leader = self.state[L.S_LOG + L.LOG_STRIDE * number + L.LOG_LEADER] if ended else self.state[L.S_LEADER]
@@ -241,21 +241,21 @@ class Game:
         trick = self._tricks[-1]
         plays = trick.plays
         if kind == L.KIND_DISCARD and plays and plays[-1].seat == seat:  # the next tile of one discard
-            plays = plays[:-1] + (Play(seat, "discard", tuple(sorted(plays[-1].types + play.types))),)
+            plays = plays[:-1] + (Play(seat, "discard", tuple(sorted(plays[-1].types + types))),)
         else:
-            plays += (play,)
-        for k in range(1, players):
-            s = (seat + k) % players
-            tile = report[L.REP_FORCED + s]
-            if tile:
-                forced = _types_of(tile)
-                self.forced.append((s, forced[0]))
-                plays += (Play(s, "forced", forced),)
+            plays += (Play(seat, _PLAY_KINDS[kind], types),)
+        if any(report[L.REP_FORCED:L.REP_FORCED + players]):
+            for k in range(1, players):  # early death goes round in play order after the decision
+                s = (seat + k) % players
+                if report[L.REP_FORCED + s]:
+                    forced = _types_of(report[L.REP_FORCED + s])
+                    self.forced.append((s, forced[0]))
+                    plays += (Play(s, "forced", forced),)
         if report[L.REP_WINNER] >= 0:
-            trick = trick._replace(plays=plays, winner=report[L.REP_WINNER], winning=report[L.REP_WINNING],
-                                   bonus=tuple(report[L.REP_BONUS:L.REP_BONUS + players]))
+            bonus = tuple(report[L.REP_BONUS:L.REP_BONUS + players])
+            trick = Trick(trick.leader, trick.size, plays, report[L.REP_WINNER], report[L.REP_WINNING], bonus)
         else:
-            trick = trick._replace(plays=plays)
+            trick = Trick(trick.leader, trick.size, plays)
         self._tricks[-1] = trick
 
     def play(self, action: object) -> None:
