@@ -500,7 +500,7 @@ def step(state, action, table, rules, report=None):
             state[S_PHASE] = PHASE_FOLLOW
             if seat == state[S_BANKER] and state[S_BANKER_FIRST] < 0:
                 state[S_BANKER_FIRST] = unbeatable_in_own_eyes(state, action, table, rules)
-        state[S_TO_ACT] = (seat + 1) % players
+        state[S_TO_ACT] = next_seat(seat, players)
     else:
         tile = take(state[S_HAND + seat], _TYPE_LOW[action - C])
         state[S_HAND + seat] ^= tile
@@ -514,10 +514,17 @@ def step(state, action, table, rules, report=None):
         state[S_OWED] -= 1
         if state[S_OWED] == 0:
             state[S_ACTED] += 1
-            state[S_TO_ACT] = (seat + 1) % players
+            state[S_TO_ACT] = next_seat(seat, players)
     advance(state, table, rules, report)
     if report is not None:
         settle_report(state, players, report)
+
+
+@njit(cache=True, inline="always")
+def next_seat(seat, players):
+    """(seat + 1) % players by a compare: numba's signed modulo is a division, a sign fix-up and a
+    zero test, on the path from one decision to the next (about 4% of a random playout)."""
+    return 0 if seat + 1 == players else seat + 1
 
 
 @njit(cache=True, inline="always")
@@ -543,7 +550,7 @@ def advance(state, table, rules, report=None):
             state[S_DOWN + seat] |= tile
             state[S_TABLE + seat] |= tile
             state[S_ACTED] += 1
-            state[S_TO_ACT] = (seat + 1) % players
+            state[S_TO_ACT] = next_seat(seat, players)
             if report is not None:
                 report[REP_FORCED + seat] = tile
         else:
