@@ -830,7 +830,7 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     for t in range(first_iteration, first_iteration + iterations):
         weight = float(t + 1) if linear else 1.0
         K.deal(rng, rules, hands)
-        banker = (K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players
+        banker = K.dice_banker(rng, players)
         K.new_hand(start, hands, banker, 1, table, rules)
         for traverser in range(players):
             game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, scratch,
