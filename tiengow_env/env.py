@@ -120,8 +120,6 @@ class Session:
         self.scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self.hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
         self.report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
-        self._game = (self.table, self.rules_array)  # env_step's argument tuples, made once
-        self._work = (self.scratch, self.hands_buf, self.report)
         self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)    # chips paid by the last step
         self.pending = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips of hands decided at the deal
         self.has_pending = False
@@ -171,8 +169,8 @@ class Session:
             raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
         if self.episode_over:
             raise ValueError("no episode in play (it is over, or has not begun); call reset()")
-        status = K.env_step(self.state, action, self._game, self.rng, self.history, self.hands_left, self._work,
-                            self.delta)
+        status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history, self.hands_left,
+                            self.scratch, self.hands_buf, self.report, self.delta)
         if status == L.ENV_ILLEGAL:
             return status
         delta = self.delta

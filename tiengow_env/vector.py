@@ -81,14 +81,8 @@ class VectorEnv:
         self.terminated = np.zeros(n, dtype=bool)
         self.episode_net = np.zeros((n, players), dtype=np.int64)
         self._actions = np.zeros(n, dtype=np.int64)
-        # The kernels' arguments, in the tuples _kernels.vector_step documents (made once: they
-        # hold the arrays themselves, which every call updates in place).
-        self._envs = (self.states, self._rngs, self._pending, self._hands_done, self._running)
-        self._game = (self.combos.table, self.combos.rules_array, self._offsets)
-        self._work = (self._scratch, self._hands_buf, np.zeros(L.REPORT_LEN, dtype=np.int64),
-                      np.zeros(L.HISTORY_LEN, dtype=np.int64))
-        self._views = (self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
-                       self.terminated, self.episode_net)
+        self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)
+        self._history = np.zeros(L.HISTORY_LEN, dtype=np.int64)  # unused: the vector env keeps no trick history
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -103,7 +97,10 @@ class VectorEnv:
             seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
-        K.vector_reset(self._envs, reseed, seeds, self._game, self._face_up, self._work, self._views)
+        K.vector_reset(self.states, self._rngs, self._pending, self._hands_done, self._running, reseed, seeds,
+                       self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self._scratch,
+                       self._hands_buf, self._report, self._history, self.observation, self.action_mask,
+                       self.legal_actions, self.to_act, self.rewards, self.terminated, self.episode_net)
         self.rewards[:] = 0
         self.terminated[:] = False
         return self.observation, self.action_mask, self.to_act
@@ -116,8 +113,11 @@ class VectorEnv:
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
                              f"got {actions.dtype} {actions.shape}")
         self._actions[:] = actions
-        bad = K.vector_step(self._envs, self._actions, self._game, self._face_up, self.hands, self.reward_scale,
-                            self._work, self._views)
+        bad = K.vector_step(self.states, self._rngs, self._pending, self._hands_done, self._running, self._actions,
+                            self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self.hands,
+                            self.reward_scale, self._scratch, self._hands_buf, self._report, self._history,
+                            self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
+                            self.terminated, self.episode_net)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
         return self.observation, self.action_mask, self.to_act, self.rewards, self.terminated
