@@ -18,6 +18,7 @@ from numba.typed import Dict
 
 from tiengow_env import _kernels as K
 from tiengow_env.layout import (
+    EXTRA_ACTIONS,
     MAX_SEATS,
     MAX_TRICKS,
     PHASE_DECLARE,
@@ -175,7 +176,7 @@ def _event(seat, action, observer, combos, num_actions, players, face_up):
 @njit(cache=True)
 def count_tree_nodes(hands, banker, table, rules):
     """Nodes of the action tree over the deals ``hands`` (D, MAX_SEATS), terminals included."""
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
     stack = np.empty((4096, S_LEN), dtype=np.int64)
     total = 0
     for d in range(hands.shape[0]):
@@ -207,7 +208,7 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
     players = rules[R_PLAYERS]
     combos = rules[R_COMBOS]
     events = players * (num_actions + 1)
-    scratch = np.empty(combos + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(combos + EXTRA_ACTIONS, dtype=np.int64)
     stack = np.empty((4096, S_LEN), dtype=np.int64)
     stack_node = np.empty(4096, dtype=np.int64)
     stack_seq = np.zeros((4096, players), dtype=np.int64)

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiengow_env import layout as L
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
@@ -98,7 +99,7 @@ def bucket(game: Game) -> tuple[int, dict[str, int]]:
     if game.is_over:
         raise ValueError("the hand is over: no seat is to act")
     options = np.zeros(NUM_ABSTRACT, dtype=np.int64)
-    scratch = np.zeros(game.combos.num_actions + 2, dtype=np.int64)
+    scratch = np.zeros(L.legal_len(game.combos.num_combos), dtype=np.int64)
     key = CK.abstract_view(game.state, single_of_type(game.rules), game.combos.table, game.combos.rules_array,
                            scratch, options)
     if key < 0:

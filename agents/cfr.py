@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from tiengow_env import _kernels as K
+from tiengow_env import layout as L
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
@@ -136,7 +137,7 @@ class CfrAgent(Agent):
         self.sample = sample
         self.combos = table_for(rules)
         self._single = single_of_type(rules)
-        self._scratch = np.zeros(self.combos.num_actions + 2, dtype=np.int64)
+        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self._options = np.zeros(NUM_ABSTRACT, dtype=np.int64)
         self._xorshift = np.zeros(1, dtype=np.uint64)
         self.fallbacks = 0  # decisions in buckets the policy does not cover
@@ -192,7 +193,7 @@ class TabularCfrAgent(Agent):
         super().__init__(rules, seed)
         self.play = play
         self.combos = table_for(rules)
-        self._scratch = np.zeros(self.combos.num_actions + 2, dtype=np.int64)
+        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self._view = np.zeros(PK.VIEW_LEN, dtype=np.int64)
         self.fallbacks = 0  # decisions whose information set was not found (none under the policy's rules)
 

@@ -16,6 +16,7 @@ from tiengow.training.mccfr import GameMCCFR
 
 from tiengow.cli import build_parser
 from tiengow_env import _kernels as K
+from tiengow_env import layout as L
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
@@ -55,7 +56,7 @@ def test_bucket_reads_only_what_the_acting_seat_knows():
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(5))
     world = np.zeros_like(Game(seed=0).state)
-    scratch = np.zeros(combos.num_actions + 2, dtype=np.int64)
+    scratch = np.zeros(L.legal_len(combos.num_combos), dtype=np.int64)
     mine, theirs = np.zeros(CK.NUM_ABSTRACT, np.int64), np.zeros(CK.NUM_ABSTRACT, np.int64)
     checked = 0
     for game, seat in _decisions(range(12)):

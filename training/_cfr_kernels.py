@@ -32,6 +32,7 @@ from tiengow.agents._cfr_play_kernels import (
 
 from tiengow_env import _kernels as K
 from tiengow_env.layout import (
+    EXTRA_ACTIONS,
     PHASE_FOLLOW,
     PHASE_OVER,
     R_COMBOS,
@@ -452,13 +453,13 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     sigma = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     values = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     nxt = np.zeros(depth_max, dtype=np.int64)
-    scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.zeros(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
     hands = np.zeros(4, dtype=np.int64)
     start = np.zeros(S_LEN, dtype=np.int64)
     for t in range(first_iteration, first_iteration + iterations):
         weight = float(t + 1) if linear else 1.0
         K.deal(rng, rules, hands)
-        banker = (K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players
+        banker = K.dice_banker(rng, players)
         K.new_hand(start, hands, banker, 1, table, rules)
         for traverser in range(players):
             game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, scratch,
