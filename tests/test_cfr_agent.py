@@ -7,14 +7,14 @@ import sys
 
 import numpy as np
 import pytest
+
 from tiengow.agents import _cfr_play_kernels as CK
 from tiengow.agents.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
 from tiengow.agents.base import make_agent
 from tiengow.agents.cfr import DEFAULT_POLICY, CfrAgent, TabularCfrAgent, load_policy, make_cfr_agent, save_policy
+from tiengow.cli import build_parser
 from tiengow.training.cfr import CfrConfig, ScalarLog, evaluate_abstract, train
 from tiengow.training.mccfr import GameMCCFR
-
-from tiengow.cli import build_parser
 from tiengow_env import _kernels as K
 from tiengow_env import layout as L
 from tiengow_env.game import Game

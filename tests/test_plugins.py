@@ -16,9 +16,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from tiengow.agents import agent_catalogue, make_agent
 from tiengow.agents.arena import evaluate
-
 from tiengow.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

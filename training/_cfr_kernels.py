@@ -22,6 +22,7 @@ References:
 """
 import numpy as np
 from numba import njit
+
 from tiengow.agents._cfr_play_kernels import (
     NUM_ABSTRACT,
     abstract_view,
@@ -29,7 +30,6 @@ from tiengow.agents._cfr_play_kernels import (
     net_chips,
     uniform,
 )
-
 from tiengow_env import _kernels as K
 from tiengow_env.layout import (
     EXTRA_ACTIONS,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tiengow.agents.cfr import FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
 
+from tiengow.agents.cfr import FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
 from tiengow_env.rules import RuleSet
 
 from .config import build, read_settings

@@ -19,6 +19,7 @@ each seat's best response taken against the other seats' (average) strategies.
 from __future__ import annotations
 
 import numpy as np
+
 from tiengow.agents.exact_tree import GameTree, build_tree, check_policy, deal_weights
 
 from . import _cfr_kernels as CK

@@ -22,9 +22,9 @@ Kernels: ``_cfr_kernels.es_mccfr_tree`` and ``_cfr_kernels.es_mccfr_game``.
 from __future__ import annotations
 
 import numpy as np
+
 from tiengow.agents.abstraction import NUM_ABSTRACT, NUM_KEYS, single_of_type
 from tiengow.agents.exact_tree import GameTree
-
 from tiengow_env import _kernels as K
 from tiengow_env.combos import table_for
 from tiengow_env.rules import RuleSet
