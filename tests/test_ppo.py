@@ -8,14 +8,9 @@ torch = pytest.importorskip("torch")
 
 from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.agents.ppo import register_ppo  # noqa: E402
-from tiengow_env.vector import VectorEnv  # noqa: E402
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
-    SELF,
-    Collector,
     PpoConfig,
-    Seating,
-    draw_seating,
     export_policy,
     load_checkpoint,
     make_network,
@@ -23,6 +18,9 @@ from tiengow.training.ppo import (  # noqa: E402
     parse_overrides,
     train,
 )
+from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
+
+from tiengow_env.vector import VectorEnv  # noqa: E402
 
 register_ppo()
 
@@ -262,7 +260,7 @@ def test_corrupt_or_mismatched_checkpoint_is_refused(tmp_path):
         train(config, resume=str(tmp_path / "play.pt"))
     with pytest.raises(ValueError, match="trained on rules 'micro'"):
         make_agent(f"ppo:{tmp_path / 'ppo.pt'}", "standard")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ppo-")]  # no temporary file left
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
 
 
 # ============================================================================ config and agent
@@ -314,3 +312,18 @@ def test_shipped_model_beats_expert():
     from tiengow.agents.arena import evaluate
     result = evaluate("ppo", "expert", 400, seed=0)
     assert result.ci95[0] > 0, result
+
+
+def test_the_agent_needs_no_trainer_and_no_torch_at_import():
+    """What a shipped bot needs to play lives in the agents layer: loading and playing ``ppo`` imports
+    nothing of ``tiengow.training``, and importing the agent module does not import torch."""
+    import subprocess
+    import sys
+    code = ("import sys; import tiengow.agents.ppo; assert 'torch' not in sys.modules; "
+            "from tiengow.agents.base import make_agent; from tiengow_env.vector import VectorEnv; "
+            "env = VectorEnv(4, 'standard', seed=1); agent = make_agent('ppo', 'standard'); "
+            "agent.act_batch(env.observation, env.action_mask); "
+            "print(sorted(m for m in sys.modules if m.startswith('tiengow.training')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -36,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tiengow.agents.infra import ScalarLog, atomic_write
 
 from tiengow_env.rules import RuleSet
 
@@ -121,22 +120,10 @@ class CfrConfig:
 
 # ============================================================================ policy files
 def save_policy(path: str, kind: str, meta: dict, **arrays: np.ndarray) -> None:
-    """Write a policy file atomically (temporary file in the same directory, then os.replace)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".cfr-", suffix=".npz.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION), kind=np.array(kind),
-                                meta=np.array(json.dumps(meta)), **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a policy file is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Write a policy file atomically (``agents.infra.atomic_write``)."""
+    atomic_write(path, lambda f: np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION),
+                                                     kind=np.array(kind), meta=np.array(json.dumps(meta)),
+                                                     **arrays))
 
 
 REQUIRED = {"tabular": ("policy", "fingerprint", "banker"), "abstract": ("keys", "probabilities", "act")}
@@ -198,48 +185,6 @@ def tabular_policy_for(tree: Any, loaded: dict[str, Any]) -> np.ndarray:
                          f"{tree.rules.name!r}, banker {tree.banker}")
     from .cfr_tabular import check_policy
     return check_policy(tree, loaded["policy"])
-
-
-# ============================================================================ logging
-class ScalarLog:
-    """TensorBoard scalars: torch's SummaryWriter, else the tensorboard package's event writer,
-    else nothing (with a one-line notice). Never raises on a missing package."""
-
-    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None):
-        self._add: Callable[[str, float, int], None] | None = None
-        self._close: Callable[[], None] = lambda: None
-        if log_dir is None:
-            return
-        notice = notice or (lambda text: print(text, file=sys.stderr))
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-            writer = SummaryWriter(log_dir)
-            self._add, self._close = writer.add_scalar, writer.close
-            return
-        except Exception:  # torch missing, or present without tensorboard
-            pass
-        try:
-            from tensorboard.compat.proto.event_pb2 import Event
-            from tensorboard.compat.proto.summary_pb2 import Summary
-            from tensorboard.summary.writer.event_file_writer import EventFileWriter
-            os.makedirs(log_dir, exist_ok=True)
-            events = EventFileWriter(log_dir)
-
-            def add(tag: str, value: float, step: int) -> None:
-                summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
-                events.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
-
-            self._add, self._close = add, events.close
-        except Exception:
-            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
-                   f"the curve is still in the run summary, not in {log_dir}")
-
-    def add(self, tag: str, value: float, step: int) -> None:
-        if self._add is not None:
-            self._add(tag, value, step)
-
-    def close(self) -> None:
-        self._close()
 
 
 # ============================================================================ training
