@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn as nn
-from tiengow.agents.infra import ScalarLog
+from tiengow.agents.infra import ScalarLog, run_dir
 from tiengow.agents.ppo import input_scale
 
 from tiengow_env.combos import table_for
@@ -60,7 +61,7 @@ from tiengow_env.rules import RuleSet
 
 from . import _ppo_kernels as PK
 from .config import build, read_settings
-from .ppo_checkpoints import export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
+from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval, plot_curve
 from .ppo_rollouts import POOL_KINDS, Buffer, LocalRollouts, RayRollouts
 
@@ -79,7 +80,8 @@ class PpoConfig:
     total_steps: int = 50_000_000
     """environment steps (decisions of all seats, opponents included) to train for"""
     max_seconds: float | None = None
-    """stop earlier, with a checkpoint, after this many seconds of training (None: no limit)"""
+    """stop earlier, with a checkpoint, after this many seconds of training in this run (a resumed run
+    counts from its own start; None: no limit)"""
     num_envs: int = 1024
     """environments stepped together"""
     rollout_steps: int = 64
@@ -121,7 +123,8 @@ class PpoConfig:
     pool_interval: int = 20
     """updates between snapshots added to the pool"""
     eval_interval: int = 25
-    """updates between duplicate evaluations (0: none); they run in a background process"""
+    """updates between duplicate evaluations, and one at the end of every run (0: none); they run in
+    a background process"""
     eval_deals: int = 200
     """duplicate deals per opponent at each evaluation"""
     eval_opponents: list = field(default_factory=lambda: ["greedy", "expert"])
@@ -130,10 +133,11 @@ class PpoConfig:
     """seed of the evaluation deals (the same deals every time)"""
     checkpoint_interval: int = 10
     """updates between checkpoints (and one at the end)"""
-    out: str = "runs/ppo/ppo.pt"
-    """checkpoint path (written atomically)"""
-    log_dir: str | None = "runs/ppo"
-    """TensorBoard directory (None: no logging); the learning curve goes to curve.json there"""
+    out: str | None = None
+    """checkpoint path (written atomically); None: ppo.pt in a new folder runs/train-ppo/<timestamp>"""
+    log_dir: str | bool | None = None
+    """TensorBoard folder, where curve.json (the evaluations) goes too; None: the checkpoint's folder;
+    false: no logging"""
     threads: int = 1
     """torch intra-op threads of each of the two threads (collector, learner)"""
     overlap: bool = True
@@ -151,8 +155,33 @@ class PpoConfig:
             raise ValueError(f"config {path or '(defaults)'}: {err}") from None
 
     @classmethod
+    def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
+        """The config ``checkpoint`` was trained with, then ``name=value`` overrides on top. ValueError
+        naming the field when an override changes a setting the checkpoint's arrays depend on."""
+        saved = dict(load_checkpoint(checkpoint)["config"])
+        changes = parse_overrides(overrides or [])
+        for name in STRUCTURAL:
+            if name in changes and changes[name] != saved.get(name):
+                raise ValueError(f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
+                                 f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
+                                 f"run keeps it (start a new run to change it)")
+        saved.update(changes)
+        try:
+            return cls.from_dict(saved)
+        except ValueError as err:
+            raise ValueError(f"config of {checkpoint}: {err}") from None
+
+    @classmethod
     def from_dict(cls, data: dict) -> PpoConfig:
+        """``PpoConfig(**data)``, refusing unknown settings, validated."""
         return build(cls, data)
+
+    def with_outputs(self) -> PpoConfig:
+        """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
+        ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
+        out = self.out if self.out is not None else os.path.join(run_dir("train ppo"), "ppo.pt")
+        log_dir = os.path.dirname(out) or "." if self.log_dir is None else self.log_dir
+        return dataclasses.replace(self, out=out, log_dir=log_dir)
 
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range."""
@@ -179,6 +208,14 @@ class PpoConfig:
             raise ValueError(f"eval_interval must be an integer >= 0, got {self.eval_interval!r}")
         if self.pool_size < 0:
             raise ValueError(f"pool_size must be >= 0, got {self.pool_size!r}")
+        if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)):
+            raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {self.out!r}")
+        if self.log_dir is True or not isinstance(self.log_dir, (str, bool, type(None))):
+            raise ValueError(f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), "
+                             f"got {self.log_dir!r}")
+        seconds = self.max_seconds
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
+            raise ValueError(f"max_seconds must be a number of seconds > 0 or null, got {self.max_seconds!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -323,8 +360,15 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
     is called after each update; ``max_updates`` stops this call early (a later resume continues).
     ``ray_address`` collects with ``rollout_workers`` Ray actors ("local" starts Ray here) instead
-    of a thread of this process; everything else is the same."""
+    of a thread of this process; everything else is the same. Outputs: ``config.with_outputs()``
+    (the summary's ``out`` and ``log_dir`` say where they went)."""
     config.validate()
+    config = config.with_outputs()
+    for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"cannot write the run's outputs to {folder}: {err.strerror}") from None
     torch.set_num_threads(config.threads)
     batch_steps = config.num_envs * config.rollout_steps
     num_updates = max(1, config.total_steps // batch_steps)
@@ -385,7 +429,8 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             notice(f"eval at {step:,} steps ({point['seconds'] / 60:.1f} min): {point['chips_per_hand']:+.3f} "
                    f"chips/hand vs {opponent} [{low:+.3f}, {high:+.3f}]")
 
-    start_update = update
+    start_update, start_elapsed = update, elapsed
+    evaluated = -1  # the update of the last evaluation submitted
     session_start = time.perf_counter()
     last_point: dict = {}
     in_flight = False  # at most one rollout is being collected
@@ -405,8 +450,8 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
 
     try:
         while will_continue(update):
-            if config.max_seconds is not None and elapsed >= config.max_seconds:
-                notice(f"stopping at the time limit ({config.max_seconds:.0f} s)")
+            if config.max_seconds is not None and elapsed - start_elapsed >= config.max_seconds:
+                notice(f"stopping at the time limit ({config.max_seconds:.0f} s of training in this run)")
                 break
             tick = time.perf_counter()
             if config.anneal_lr:
@@ -449,6 +494,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                 log.add(f"losses/{k}" if k != "policy" else "losses/policy_loss", losses[k], global_step)
             if evaluator is not None and update % config.eval_interval == 0 and not evaluator.busy:
                 evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed)
+                evaluated = update
             record_evaluations(wait=False)
             if update % config.checkpoint_interval == 0 and not in_flight:
                 checkpoint()
@@ -456,6 +502,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                 progress(global_step, last_point)
         if in_flight:  # stopped by the time limit with a rollout in flight: it is dropped
             finish_rollout()
+        if evaluator is not None and evaluated != update and update > start_update:  # every run ends evaluated
+            record_evaluations(wait=True)
+            evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed)
         record_evaluations(wait=True)
         checkpoint()
     finally:
@@ -465,8 +514,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
         log.close()
     log.write_json("curve.json", curve)
     session = time.perf_counter() - session_start
-    return {"out": config.out, "update": update, "global_step": global_step, "elapsed": elapsed,
-            "session_seconds": session, "steps_per_second": (update - start_update) * batch_steps / max(session, 1e-9),
+    return {"out": config.out, "log_dir": config.log_dir or None, "update": update, "global_step": global_step,
+            "elapsed": elapsed, "session_seconds": session,
+            "steps_per_second": (update - start_update) * batch_steps / max(session, 1e-9),
             "last": last_point, "curve": curve}
 
 
