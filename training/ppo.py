@@ -13,10 +13,10 @@ lives beside it: ``ppo_rollouts.py`` (opponent pool, collector, thread and Ray r
 * **Rollout** (``ppo_rollouts.Collector``). At each episode start an env becomes, with
   probability ``opponent_mix``, a pool game: the learner takes one random seat and the three
   others are one pool member, drawn by ``pool_weights``: ``greedy`` (the compiled greedy policy,
-  ``_kernels.greedy_action``), ``expert`` (the Python heuristic, slow: keep its weight small) or
-  ``past`` (one of the last ``pool_size`` snapshots of the learner, taken every
-  ``pool_interval`` updates, run batched through torch). Otherwise all four seats are the
-  current learner (self-play).
+  ``_kernels.greedy_action``), ``expert`` (the Python heuristic, slow: keep its weight small),
+  any other agent spec (frozen; ``tiengow exploit`` trains against one alone) or ``past`` (one
+  of the last ``pool_size`` snapshots of the learner, taken every ``pool_interval`` updates,
+  run batched through torch). Otherwise all four seats are the current learner (self-play).
 * **Four-seat credit assignment** (``_ppo_kernels``). Each seat's trajectory is its own chain of
   decisions. The chips paid to seat s by a step (a trick bonus, the settlement), whoever acted,
   are added to s's *last decision before them*; chips paid before s's first decision of an episode
@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn as nn
+from tiengow.agents.base import make_agent
 from tiengow.agents.infra import ScalarLog, run_dir
 from tiengow.agents.ppo import input_scale
 
@@ -63,7 +64,7 @@ from . import _ppo_kernels as PK
 from .config import build, read_settings
 from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval, plot_curve
-from .ppo_rollouts import POOL_KINDS, Buffer, LocalRollouts, RayRollouts
+from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
 
 
 # ============================================================================ config
@@ -117,7 +118,8 @@ class PpoConfig:
     opponent_mix: float = 0.5
     """probability that an episode is a pool game (learner in one seat, a pool member in the others)"""
     pool_weights: dict = field(default_factory=lambda: {"greedy": 0.3, "expert": 0.0, "past": 0.7})
-    """relative weights of the pool members: greedy (compiled), expert (Python, slow), past snapshots"""
+    """relative weights of the pool members: past (the learner's snapshots) and any agent specs, frozen:
+    greedy (compiled, fast), expert (Python, slow), pimc:8 (search, slower), ppo:PATH, ..."""
     pool_size: int = 5
     """past snapshots kept in the pool (the most recent ones)"""
     pool_interval: int = 20
@@ -131,6 +133,12 @@ class PpoConfig:
     """agents the evaluation plays against (three copies each)"""
     eval_seed: int = 2024
     """seed of the evaluation deals (the same deals every time)"""
+    exploit_interval: int = 0
+    """updates between measurements of the current policy's exploitability, and one at the end (0: none):
+    the exact best response's gain on small rule sets (micro), else the gain of an exploiter trained
+    for exploit_minutes (tiengow exploit); in the background process, TensorBoard exploit/"""
+    exploit_minutes: float = 2.0
+    """training budget of each exploiter on the full game (exploit_interval)"""
     checkpoint_interval: int = 10
     """updates between checkpoints (and one at the end)"""
     out: str | None = None
@@ -198,14 +206,27 @@ class PpoConfig:
         for name in ("gamma", "gae_lambda", "opponent_mix"):
             if not isinstance(getattr(self, name), (int, float)) or not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be a number in [0, 1], got {getattr(self, name)!r}")
-        if not isinstance(self.pool_weights, dict) or set(self.pool_weights) - set(POOL_KINDS) \
-                or any(not isinstance(w, (int, float)) or w < 0 for w in self.pool_weights.values()):
-            raise ValueError(f"pool_weights maps {', '.join(POOL_KINDS)} to weights >= 0, got {self.pool_weights!r}")
-        if self.opponent_mix > 0 and not sum(self.pool_weights.get(k, 0) for k in ("greedy", "expert")) > 0:
-            raise ValueError("pool_weights needs greedy or expert > 0 when opponent_mix > 0 (the pool has no "
-                             "past snapshot before the first pool_interval updates)")
-        if not isinstance(self.eval_interval, int) or self.eval_interval < 0:
-            raise ValueError(f"eval_interval must be an integer >= 0, got {self.eval_interval!r}")
+        if not isinstance(self.pool_weights, dict) or not all(isinstance(k, str) for k in self.pool_weights) \
+                or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0
+                       for w in self.pool_weights.values()):
+            raise ValueError(f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
+                             f"weights >= 0, got {self.pool_weights!r}")
+        for spec in self.pool_weights:
+            if spec != "past":
+                try:
+                    make_agent(spec, self.rules)
+                except ValueError as err:
+                    raise ValueError(f"pool_weights: {err}") from None
+        if self.opponent_mix > 0 and not sum(w for k, w in self.pool_weights.items() if k != "past") > 0:
+            raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
+                             "> 0 (the pool has no past snapshot before the first pool_interval updates)")
+        for name in ("eval_interval", "exploit_interval"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        if isinstance(self.exploit_minutes, bool) or not isinstance(self.exploit_minutes, (int, float)) \
+                or self.exploit_minutes <= 0:
+            raise ValueError(f"exploit_minutes must be a number > 0, got {self.exploit_minutes!r}")
         if self.pool_size < 0:
             raise ValueError(f"pool_size must be >= 0, got {self.pool_size!r}")
         if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)):
@@ -356,9 +377,10 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
 # ============================================================================ training loop
 def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
           notice: Callable[[str], None] = print, max_updates: int | None = None, ray_address: str | None = None,
-          rollout_workers: int = 1) -> dict:
+          rollout_workers: int = 1, warm_start: str | None = None) -> dict:
     """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
     is called after each update; ``max_updates`` stops this call early (a later resume continues).
+    ``warm_start`` starts a new run from the weights of a checkpoint of the same network shape.
     ``ray_address`` collects with ``rollout_workers`` Ray actors ("local" starts Ray here) instead
     of a thread of this process; everything else is the same. Outputs: ``config.with_outputs()``
     (the summary's ``out`` and ``log_dir`` say where they went)."""
@@ -376,6 +398,13 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     net = make_network(config)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
     shuffle = torch.Generator().manual_seed(config.seed + 1)  # the learner's minibatch order
+    if warm_start is not None and resume is None:
+        source = network_from_checkpoint(load_checkpoint(warm_start), warm_start)
+        try:
+            net.load_state_dict(source.state_dict())
+        except RuntimeError as err:
+            raise ValueError(f"warm start {warm_start}: its network does not fit this run's rules, hidden and "
+                             f"layers ({str(err).splitlines()[0]})") from None
     data = load_checkpoint(resume, config) if resume is not None else None
     if data is not None and "optimizer" not in data:
         raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
@@ -408,8 +437,18 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     log = ScalarLog(config.log_dir or None, notice, purge_step=global_step if resume else None)
     if not resume:
         log.text("config", "```\n" + json.dumps(config.to_dict(), indent=1) + "\n```")
-    evaluator = BackgroundEval(config.eval_opponents, config.eval_deals, config.eval_seed, config.rules, notice) \
-        if config.eval_interval and config.eval_opponents else None
+    evaluating = bool(config.eval_interval and config.eval_opponents)
+    evaluator = BackgroundEval(config.eval_opponents, config.eval_deals, config.eval_seed, config.rules, notice,
+                               config.exploit_minutes) if evaluating or config.exploit_interval else None
+
+    def due(update: int) -> tuple[bool, bool]:
+        """(evaluate, measure exploitability) after this update."""
+        return (evaluating and update % config.eval_interval == 0,
+                bool(config.exploit_interval) and update % config.exploit_interval == 0)
+
+    def submit(evaluate: bool, exploit: bool) -> None:
+        evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed,
+                         evaluate=evaluate, exploit=exploit)
 
     def checkpoint() -> None:
         save_checkpoint(config.out, {
@@ -422,6 +461,12 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     def record_evaluations(wait: bool) -> None:
         for point in evaluator.results(wait) if evaluator is not None else []:
             curve.append(point)
+            if "exploit" in point:  # how much one deviator takes from the policy (ppo_eval)
+                log.add(f"exploit/{'exact_gain' if point['exploit'] == 'exact' else 'gain'}", point["gain"],
+                        point["step"])
+                notice(f"exploitability at {point['step']:,} steps: a best response gains {point['gain']:+.3f} "
+                       f"chips/hand ({point['exploit']})")
+                continue
             opponent, step, low, high = point["opponent"], point["step"], *point["ci95"]
             log.add(f"eval/chips_vs_{opponent}", point["chips_per_hand"], step)
             log.add(f"eval/ci95_low_vs_{opponent}", low, step)
@@ -429,6 +474,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             notice(f"eval at {step:,} steps ({point['seconds'] / 60:.1f} min): {point['chips_per_hand']:+.3f} "
                    f"chips/hand vs {opponent} [{low:+.3f}, {high:+.3f}]")
 
+    opponents = pool_members(config) + ["past"]  # the names of the pool's episode statistics
     start_update, start_elapsed = update, elapsed
     evaluated = -1  # the update of the last evaluation submitted
     session_start = time.perf_counter()
@@ -474,7 +520,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                 state = numpy_tree(net.state_dict())
                 pool_states = (pool_states + [state])[-config.pool_size:]
                 pool_version += 1
-            opponent_chips = [c for k in POOL_KINDS for c in stats.get(k, [])]
+            opponent_chips = [c for k in opponents for c in stats.get(k, [])]
             last_point = {"update": update, "steps_per_second": batch_steps / seconds,
                           "hands_per_second": stats.get("hands", 0) / seconds, **losses}
             if opponent_chips:
@@ -487,13 +533,13 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                 log.add(f"charts/{tag}", value, global_step)
             if opponent_chips:
                 log.add("charts/episode_chips", float(np.mean(opponent_chips)), global_step)
-            for k in POOL_KINDS:
+            for k in opponents:
                 if stats.get(k):
                     log.add(f"charts/episode_chips_vs_{k}", float(np.mean(stats[k])), global_step)
             for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction", "explained_variance"):
                 log.add(f"losses/{k}" if k != "policy" else "losses/policy_loss", losses[k], global_step)
-            if evaluator is not None and update % config.eval_interval == 0 and not evaluator.busy:
-                evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed)
+            if evaluator is not None and any(due(update)) and not evaluator.busy:
+                submit(*due(update))
                 evaluated = update
             record_evaluations(wait=False)
             if update % config.checkpoint_interval == 0 and not in_flight:
@@ -504,7 +550,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             finish_rollout()
         if evaluator is not None and evaluated != update and update > start_update:  # every run ends evaluated
             record_evaluations(wait=True)
-            evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed)
+            submit(evaluating, bool(config.exploit_interval))
         record_evaluations(wait=True)
         checkpoint()
     finally:

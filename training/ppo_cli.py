@@ -80,7 +80,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     if summary["log_dir"]:
         print(f"  TensorBoard: tensorboard --logdir {summary['log_dir']}; evaluations in "
               f"{os.path.join(summary['log_dir'], 'curve.json')}" + (f", plotted in {png}" if png else ""))
-    for point in summary["curve"][-len(config.eval_opponents):]:
+    for point in [p for p in summary["curve"] if "opponent" in p][-len(config.eval_opponents):]:
         print(f"  last eval: {point['chips_per_hand']:+.3f} chips/hand vs {point['opponent']} "
               f"(95% CI [{point['ci95'][0]:+.3f}, {point['ci95'][1]:+.3f}])")
     return 0

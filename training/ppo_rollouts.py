@@ -3,6 +3,10 @@
 * **Seating** (``draw_seating``). At each episode start an env becomes, with probability
   ``opponent_mix``, a pool game: the learner takes one random seat and the three others are one
   pool member, drawn by ``pool_weights``; otherwise all four seats are the learner (self-play).
+  A pool member is ``past`` (the learner's snapshots, batched through torch) or any agent spec,
+  frozen: ``greedy`` plays the compiled greedy policy (``_kernels.greedy_action``), an agent with
+  its own ``act_batch`` (``ppo:PATH``) plays a batch at once, a searching agent (``pimc:8``) gets
+  a ``Game`` of its env (it reads only what its seat may know), any other plays row by row.
 * **Collector.** Steps a ``VectorEnv`` for ``rollout_steps``; the learner's decisions are
   batched through torch and stored in a ``Buffer`` with their credit (``_ppo_kernels``: each
   seat's chips go to its own last decision).
@@ -25,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.nn as nn
+from tiengow.agents.base import Agent, make_agent
 
+from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
 
@@ -35,8 +41,7 @@ from .ppo_checkpoints import arrays_state, load_arrays, torch_tree
 if TYPE_CHECKING:
     from .ppo import PpoConfig
 
-POOL_KINDS = ("greedy", "expert", "past")
-SELF, GREEDY, EXPERT, PAST = 0, 1, 2, 3  # an env's opponent kind; PAST + j is snapshot j
+SELF = 0  # an env's kind: 0 self-play, 1 + m pool member m (pool_members), then the past snapshots
 Network = Callable[[Any], nn.Module]  # PpoConfig -> a fresh policy network
 
 
@@ -52,9 +57,21 @@ def env_array_names(env: VectorEnv) -> list[str]:
 
 
 # ============================================================================ opponent pool
+def pool_members(config: PpoConfig) -> list[str]:
+    """The frozen agents of the pool, in kind order: ``greedy`` and ``expert`` always (so that kinds
+    keep their numbers whatever the weights), then the other agent specs of ``pool_weights``."""
+    return ["greedy", "expert"] + [spec for spec in config.pool_weights if spec not in ("greedy", "expert", "past")]
+
+
+def kind_name(config: PpoConfig, kind: int) -> str:
+    """``self``, a pool member's spec, or ``past``."""
+    members = pool_members(config)
+    return "self" if kind == SELF else members[kind - 1] if kind <= len(members) else "past"
+
+
 @dataclass
 class Seating:
-    """Who plays in each env: ``kind`` (SELF, GREEDY, EXPERT, PAST + j) and the learner's seat."""
+    """Who plays in each env: ``kind`` (SELF, 1 + pool member, then past snapshots) and the learner's seat."""
 
     kind: np.ndarray
     learner_seat: np.ndarray
@@ -68,18 +85,14 @@ def draw_seating(config: PpoConfig, rng: np.random.Generator, seating: Seating, 
     one pool member at every seat but the learner's."""
     if len(envs) == 0:
         return
-    weights = [config.pool_weights.get("greedy", 0.0), config.pool_weights.get("expert", 0.0)]
+    weights = [config.pool_weights.get(spec, 0.0) for spec in pool_members(config)]
     weights += [config.pool_weights.get("past", 0.0) / snapshots] * snapshots if snapshots else []
     probabilities = np.asarray(weights, dtype=np.float64)
     pool_game = rng.random(len(envs)) < config.opponent_mix
     member = rng.choice(len(weights), size=len(envs), p=probabilities / probabilities.sum()) \
         if probabilities.sum() > 0 else np.zeros(len(envs), dtype=np.int64)
-    seating.kind[envs] = np.where(pool_game, GREEDY + member, SELF)
+    seating.kind[envs] = np.where(pool_game, 1 + member, SELF)
     seating.learner_seat[envs] = rng.integers(0, players, size=len(envs))
-
-
-def kind_name(kind: int) -> str:
-    return {SELF: "self", GREEDY: "greedy", EXPERT: "expert"}.get(kind, "past")
 
 
 # ============================================================================ rollout
@@ -137,7 +150,13 @@ class Collector:
         self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
         self.actions = np.zeros(env.num_envs, dtype=np.int64)
         self.scratch = np.zeros(env.num_actions + 8, dtype=np.int64)
-        self.expert = None
+        self.members = pool_members(config)
+        self.agents: dict[int, Agent] = {}  # kind -> the frozen agent (greedy is compiled)
+        for m, spec in enumerate(self.members):
+            if spec != "greedy" and config.pool_weights.get(spec, 0.0) > 0:  # expert is deterministic: seed 0
+                seed = 0 if spec == "expert" else int(rng.integers(2**31))
+                self.agents[1 + m] = make_agent(spec, env.rules, seed=seed)
+        self.game: Game | None = None  # a template for searching agents
         self.snapshots: list[nn.Module] = []
 
     def collect(self, net: nn.Module, stats: dict) -> Buffer:
@@ -179,30 +198,50 @@ class Collector:
                 for i in ended:
                     kind = int(seating.kind[i])
                     if kind != SELF:
-                        stats.setdefault(kind_name(kind), []).append(
+                        stats.setdefault(kind_name(self.config, kind), []).append(
                             float(env.episode_net[i, seating.learner_seat[i]]))
                 draw_seating(self.config, self.rng, seating, ended, len(self.snapshots), env.players)
         return buffer
 
     def _opponent_actions(self, rows: np.ndarray, table: np.ndarray, rules: np.ndarray) -> None:
         kind = self.seating.kind[rows]
-        greedy = rows[kind == GREEDY]
+        greedy = rows[kind == 1]
         if len(greedy):
             PK.greedy_actions(self.env.states, greedy, table, rules, self.scratch, self.actions)
-        expert = rows[kind == EXPERT]
-        if len(expert):
-            if self.expert is None:
-                from tiengow.agents.baselines import ExpertAgent
-                self.expert = ExpertAgent(self.env.rules)
-            for i in expert:
-                self.actions[i] = self.expert.act(self.env.observation[i], self.env.action_mask[i])
+        for member, agent in self.agents.items():
+            mine = rows[kind == member]
+            if not len(mine):
+                continue
+            if agent.uses_game:
+                for i in mine:
+                    self.actions[i] = agent.act(self.env.observation[i], self.env.action_mask[i], game=self._game(i))
+            else:
+                self.actions[mine] = agent.act_batch(self.env.observation[mine], self.env.action_mask[mine])
+        past_kind = 1 + len(self.members)
         for j, snapshot in enumerate(self.snapshots):
-            past = rows[kind == PAST + j]
+            past = rows[kind == past_kind + j]
             if len(past):
                 with torch.no_grad():
                     log_probs, _ = snapshot(torch.from_numpy(self.env.observation[past]),
                                             torch.from_numpy(self.env.action_mask.view(bool)[past]))
                     self.actions[past] = sample_actions(log_probs, self.generator).numpy()
+
+
+    def _game(self, i: int) -> Game:
+        """Env i's hand as a ``Game`` (a copy), for an agent that searches from it."""
+        if self.game is None:
+            self.game = Game(seed=0, rules=self.env.rules)
+        game = self.game.clone()
+        game.state[:] = self.env.states[i]
+        return game
+
+    def agent_states(self) -> dict:
+        """The frozen agents' random streams (a stochastic one, such as ``random``, must resume exactly)."""
+        return {str(kind): agent.rng.bit_generator.state for kind, agent in self.agents.items()}
+
+    def load_agent_states(self, states: dict) -> None:
+        for kind, state in states.items():
+            self.agents[int(kind)].rng.bit_generator.state = state
 
 
 # ============================================================================ rollout workers
@@ -254,13 +293,14 @@ class RolloutWorker:
         """Everything a resumed run needs to continue these envs exactly."""
         return {"env": arrays_state(self.env, env_array_names(self.env)),
                 "seating": arrays_state(self.seating, ["kind", "learner_seat", "pending", "carry"]),
-                "numpy": self.collector.rng.bit_generator.state,
+                "numpy": self.collector.rng.bit_generator.state, "opponents": self.collector.agent_states(),
                 "sampling": self.collector.generator.get_state().numpy()}
 
     def load_state(self, state: dict) -> None:
         load_arrays(self.env, state["env"])
         load_arrays(self.seating, state["seating"])
         self.collector.rng.bit_generator.state = state["numpy"]
+        self.collector.load_agent_states(state.get("opponents", {}))
         self.collector.generator.set_state(torch.tensor(state["sampling"]))
 
 
@@ -379,4 +419,4 @@ class RayRollouts:
 
 
 __all__ = ["Seating", "draw_seating", "Buffer", "Collector", "RolloutWorker", "LocalRollouts", "RayRollouts",
-           "sample_actions", "POOL_KINDS", "SELF", "GREEDY", "EXPERT", "PAST"]
+           "sample_actions", "pool_members", "kind_name", "SELF"]
