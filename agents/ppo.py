@@ -34,6 +34,7 @@ from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, register
+from .infra import install_hint
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "policies" / "ppo.pt"
 FORMAT = "tiengow-ppo-checkpoint"
@@ -61,12 +62,13 @@ def read_checkpoint(path: str) -> dict:
     try:
         import torch
     except ImportError:
-        raise ValueError('the ppo agent reads PyTorch checkpoints: pip install -e ".[train]"') from None
+        raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for a damaged zip or pickle
-        raise ValueError(f"{path} is not a readable PPO checkpoint (corrupt or truncated?): "
-                         f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        # torch's own text runs to several long sentences about weights_only: one clause is enough
+        raise ValueError(f"{path} is not a readable PPO checkpoint (not a PyTorch file of tensors, or "
+                         f"corrupt or truncated: {type(err).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not a PPO checkpoint (expected format {FORMAT!r})")
     if data.get("version") != VERSION:
@@ -102,6 +104,7 @@ class PpoAgent(Agent):
     """A masked MLP policy: ``layers`` (weight (out, in), bias) pairs, the last being the policy head."""
 
     name = "ppo"
+    trained_rules: RuleSet | None = None  # the rules the checkpoint was trained on
 
     def __init__(self, rules: RuleSet, seed: int, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
                  sample: bool = False):
@@ -159,7 +162,9 @@ def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAg
         raise ValueError(f"{path} was trained on rules {trained.name!r} (observation {layers[0][0].shape[1]}, "
                          f"{layers[-1][0].shape[0]} actions); these rules ({rules.name}) need observation "
                          f"{layout.size} and {table_for(rules).num_actions} actions")
-    return PpoAgent(rules, seed, scale, layers, sample=sample)
+    agent = PpoAgent(rules, seed, scale, layers, sample=sample)
+    agent.trained_rules = trained  # the play UI warns when the table's rules differ
+    return agent
 
 
 def register_ppo() -> None:
