@@ -34,8 +34,21 @@ class PimcAgent(Agent):
         legal = np.flatnonzero(mask)
         if len(legal) == 1:
             return int(legal[0])
-        actions, values = pimc_values(game, self.samples, self.policy, int(self.rng.integers(2**63)))
+        actions, values = self._search(game)
         return int(actions[int(np.argmax(values))])
+
+    def explain(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> dict | None:
+        """The mean chips of each legal action over the sampled worlds. The random state is put
+        back, so that ``act`` next searches the same worlds and takes the best value shown."""
+        if game is None:
+            return None
+        state = self.rng.bit_generator.state
+        actions, values = self._search(game)
+        self.rng.bit_generator.state = state
+        return {"kind": "values", "actions": actions.tolist(), "values": values.tolist()}
+
+    def _search(self, game: Game) -> tuple[np.ndarray, np.ndarray]:
+        return pimc_values(game, self.samples, self.policy, int(self.rng.integers(2**63)))
 
     def act_batch(self, observations, masks):
         raise ValueError("the pimc agent searches one game at a time: use act(..., game=game)")

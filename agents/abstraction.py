@@ -3,7 +3,7 @@
 The standard game is far too large for exact information sets (a seat's 8-tile hand times
 every public history), so MCCFR runs on an *abstract* game: the acting seat's information is
 reduced to a bucket of a few features, and its legal actions to a few abstract actions. Both
-are computed by one compiled function, ``_cfr_kernels.abstract_view``, from the game state,
+are computed by one compiled function, ``_cfr_play_kernels.abstract_view``, from the game state,
 reading only what the acting seat may know (its own tiles, the face-up tiles, how many tiles
 each seat holds, the columns and the trick so far); training and play use the same function,
 so a policy means the same thing in both.
@@ -75,7 +75,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NUM_TYPES
 
-from . import _cfr_kernels as CK
+from . import _cfr_play_kernels as CK
 
 ABSTRACT_NAMES = ("lead_big", "lead_sure", "lead_low", "lead_high", "beat_cheap", "beat_strong", "discard")
 NUM_ABSTRACT = CK.NUM_ABSTRACT
