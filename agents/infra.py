@@ -9,17 +9,20 @@
 * ``check_output_path(path, option)``: refuse an output path that cannot be written, before
   the work that produces it starts;
 * ``int_option(low)``: an argparse type for integer options with a lower bound;
-* ``rules_option(text)``: the RuleSet of a ``--rules`` value (preset, file, or JSON object).
+* ``rules_option(text)``: the RuleSet of a ``--rules`` value (preset, file, or JSON object);
+* ``ScalarLog(log_dir)``: the trainers' TensorBoard scalars (and the JSON files beside them).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 RUNS = "runs"
 
@@ -88,6 +91,60 @@ def _check_reachable(address: str) -> None:
 
 
 
+class ScalarLog:
+    """TensorBoard scalars of a training run: torch's SummaryWriter, else the tensorboard package's
+    event writer, else nothing (with a one-line notice). Never raises on a missing package.
+    ``purge_step`` (a resumed run) hides the events an earlier run logged from that step on."""
+
+    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None,
+                 purge_step: int | None = None):
+        self.log_dir = log_dir
+        self._add: Callable[[str, float, int], None] | None = None
+        self._text: Callable[[str, str], None] = lambda tag, text: None
+        self._close: Callable[[], None] = lambda: None
+        if log_dir is None:
+            return
+        notice = notice or (lambda text: print(text, file=sys.stderr))
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+            writer = SummaryWriter(log_dir, purge_step=purge_step)
+            self._add, self._text, self._close = writer.add_scalar, writer.add_text, writer.close
+            return
+        except Exception:  # torch missing, or present without tensorboard
+            pass
+        try:
+            from tensorboard.compat.proto.event_pb2 import Event
+            from tensorboard.compat.proto.summary_pb2 import Summary
+            from tensorboard.summary.writer.event_file_writer import EventFileWriter
+            os.makedirs(log_dir, exist_ok=True)
+            events = EventFileWriter(log_dir)
+
+            def add(tag: str, value: float, step: int) -> None:
+                summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+                events.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
+
+            self._add, self._close = add, events.close
+        except Exception:
+            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
+                   f"the curve is still in the run summary, not in {log_dir}")
+
+    def add(self, tag: str, value: float, step: int) -> None:
+        """One scalar at ``step`` (env steps, iterations: the run's own x axis)."""
+        if self._add is not None:
+            self._add(tag, value, step)
+
+    def text(self, tag: str, text: str) -> None:
+        """A text entry (the run's config), where the writer supports it."""
+        self._text(tag, text)
+
+    def write_json(self, name: str, data: Any) -> None:
+        """``data`` as ``log_dir/name`` (atomically), beside the event files; nothing without a log_dir."""
+        if self.log_dir is None:
+            return
+        atomic_write(os.path.join(self.log_dir, name), lambda f: f.write(json.dumps(data, indent=1).encode()))
+
+    def close(self) -> None:
+        self._close()
 def install_hint(extra: str) -> str:
     """``pip install "tiengow[EXTRA]"`` for an install from a wheel or an index, and
     ``pip install -e "CHECKOUT[EXTRA]"`` for an editable install of a checkout."""

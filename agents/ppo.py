@@ -1,10 +1,24 @@
-"""``ppo[:path]``: plays a PPO checkpoint (``training/ppo.py``) on the CPU.
+"""``ppo[:path]``: plays a PPO checkpoint on the CPU; the checkpoint format is defined here.
 
 Without a path it loads the shipped model ``agents/policies/ppo.pt`` (how it was trained:
 ``agents/policies/ppo.md``). The network runs in numpy (a batch of one is ~10x faster than a
 torch call), batched in ``act_batch``. It plays the most likely legal action; ``ppo:path,sample``
 samples the policy instead. Illegal actions are masked out before the choice, so it never
 picks one.
+
+**Checkpoint format** (written by ``tiengow.training.ppo``, read by ``read_checkpoint``): a
+``torch.save`` dict with ``format`` = ``tiengow-ppo-checkpoint``, ``version`` = 1, ``config``
+(the ``PpoConfig`` fields as a dict) and ``model``, the network's state dict:
+
+| key                        | shape              | meaning                                         |
+|----------------------------|--------------------|-------------------------------------------------|
+| ``input_scale``            | (D,)               | per-feature factor on the observation            |
+| ``trunk.{2k}.weight/bias`` | (H, in), (H,)      | hidden layer k (ReLU), k = 0 .. layers - 1       |
+| ``policy.weight/bias``     | (A, H), (A,)       | policy logits (masked before the softmax)        |
+| ``value.weight/bias``      | (1, H), (1,)       | value head (training only)                       |
+
+Training checkpoints add the optimiser, RNG, env and pool state; an exported policy has none.
+Only ``read_checkpoint`` imports torch (to read the file): ``import tiengow_env`` never does.
 """
 from __future__ import annotations
 
@@ -23,6 +37,67 @@ from .base import Agent, register
 from .infra import install_hint
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "policies" / "ppo.pt"
+FORMAT = "tiengow-ppo-checkpoint"
+VERSION = 1
+
+
+def input_scale(rules: RuleSet) -> np.ndarray:
+    """Per-feature factor applied to the observation: chips and streak are unbounded counts, the
+    rest is already of order 1."""
+    layout = ObservationLayout(rules.players, rules.hand_size)
+    scale = np.ones(layout.size, dtype=np.float32)
+    for name, view in layout.views(np.arange(layout.size)).items():
+        if name in ("chips", "streak"):
+            scale[view.ravel()] = 0.1
+        elif name in ("columns", "tiles_left", "acted", "owed"):
+            scale[view.ravel()] = 1.0 / max(rules.hand_size / 2, 1)
+    return scale
+
+
+def read_checkpoint(path: str) -> dict:
+    """Read a PPO checkpoint on the CPU (tensors stay torch tensors). ValueError when the file is
+    missing, corrupt, not a PPO checkpoint, of another version, or without config and model."""
+    if not os.path.exists(path):
+        raise ValueError(f"PPO checkpoint {path} does not exist")
+    try:
+        import torch
+    except ImportError:
+        raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for a damaged zip or pickle
+        # torch's own text runs to several long sentences about weights_only: one clause is enough
+        raise ValueError(f"{path} is not a readable PPO checkpoint (not a PyTorch file of tensors, or "
+                         f"corrupt or truncated: {type(err).__name__})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a PPO checkpoint (expected format {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ValueError(f"{path} is a version {data.get('version')} PPO checkpoint; this code reads version {VERSION}")
+    missing = [k for k in ("config", "model") if k not in data]
+    if missing:
+        raise ValueError(f"{path} is a damaged PPO checkpoint: it has no {missing[0]!r}")
+    return data
+
+
+def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """The playing part of a checkpoint's network as numpy arrays: (input scale, [(weight, bias)
+    of each hidden layer, then of the policy head]). ValueError if the weights do not fit its
+    config (``layers`` hidden layers of width ``hidden``, the observation and actions of its rules)."""
+    config, model = data["config"], data["model"]
+    names = [f"trunk.{2 * k}" for k in range(int(config.get("layers", 0)))] + ["policy"]
+    try:
+        scale = model["input_scale"].numpy().copy()
+        layers = [(model[f"{name}.weight"].numpy().copy(), model[f"{name}.bias"].numpy().copy()) for name in names]
+        rules = RuleSet.from_spec(config["rules"])
+    except (KeyError, AttributeError, ValueError) as err:
+        raise ValueError(f"{path}: the model weights do not fit its config (missing or bad entry: {err})") from None
+    widths = [scale.shape[0]] + [int(config["hidden"])] * (len(names) - 1) + [table_for(rules).num_actions]
+    expected = [(widths[k + 1], widths[k]) for k in range(len(names))]
+    if scale.shape != (ObservationLayout(rules.players, rules.hand_size).size,) \
+            or [w.shape for w, _ in layers] != expected or any(b.shape != (w.shape[0],) for w, b in layers):
+        raise ValueError(f"{path}: the model weights do not fit its config (layer shapes "
+                         f"{[w.shape for w, _ in layers]}, expected {expected})")
+    return scale, layers
 
 
 class PpoAgent(Agent):
@@ -66,18 +141,9 @@ class PpoAgent(Agent):
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    try:
-        import torch
-    except ImportError:
-        raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
-
-    from tiengow.training.ppo import load_checkpoint, network_from_checkpoint
-    torch.set_num_threads(1)
-    data = load_checkpoint(path)
-    net = network_from_checkpoint(data, path)
-    linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.policy]
-    layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
-    return dict(data["config"]), net.input_scale.numpy().copy(), layers
+    data = read_checkpoint(path)
+    scale, layers = policy_layers(data, path)
+    return dict(data["config"]), scale, layers
 
 
 def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAgent:
@@ -113,4 +179,5 @@ def register_ppo() -> None:
     register("ppo")(make_ppo_agent)
 
 
-__all__ = ["PpoAgent", "make_ppo_agent", "register_ppo", "DEFAULT_POLICY"]
+__all__ = ["PpoAgent", "make_ppo_agent", "register_ppo", "read_checkpoint", "policy_layers", "input_scale",
+           "DEFAULT_POLICY", "FORMAT", "VERSION"]

@@ -22,9 +22,8 @@ PACKAGES = {"tiengow_env": "tiengow_env", "agents": "tiengow.agents", "training"
 # Import-name prefixes, lowest layer first; anything else of the project is the top layer.
 LAYERS = ["tiengow_env", "tiengow.agents", "tiengow.training"]
 TOP = ("tiengow", "tiengow.cli", "tiengow.ui", "tiengow.web", "tiengow.benchmarks")
-# agents/ppo.py reads PPO checkpoints through training/ppo.py; helper "ppo" moves that reader to
-# the agents layer. Strict: once that change is merged this case passes, and the marker must go.
-PENDING = {"agents/ppo.py": "the PPO checkpoint reader still lives in training/ppo.py (helper ppo's change)"}
+# Modules known to import upward, each with the reason (strict xfail: the marker goes once fixed).
+PENDING: dict[str, str] = {}
 
 
 def layer_of(module: str) -> int | None:
@@ -144,7 +143,6 @@ def test_a_shipped_cfr_bot_plays_without_the_trainers():
     assert loaded == []
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING["agents/ppo.py"])
 def test_the_shipped_ppo_bot_plays_without_the_trainers():
     loaded = json.loads(_python(
         "import sys, json\n"

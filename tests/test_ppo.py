@@ -1,6 +1,9 @@
 """PPO (training/ppo.py): four-seat credit assignment, learning on micro, checkpoints, the agent."""
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -10,11 +13,7 @@ from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.agents.ppo import register_ppo  # noqa: E402
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
-    SELF,
-    Collector,
     PpoConfig,
-    Seating,
-    draw_seating,
     export_policy,
     load_checkpoint,
     make_network,
@@ -22,6 +21,7 @@ from tiengow.training.ppo import (  # noqa: E402
     parse_overrides,
     train,
 )
+from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
 
 register_ppo()
@@ -30,7 +30,7 @@ register_ppo()
 def tiny_config(tmp_path, **changes) -> PpoConfig:
     settings = dict(rules="micro", num_envs=32, rollout_steps=8, total_steps=32 * 8 * 4, hidden=32, layers=1,
                     minibatch_size=128, pool_interval=1, pool_size=2, opponent_mix=0.5,
-                    pool_weights={"greedy": 1.0, "expert": 0.2, "past": 1.0}, eval_interval=0, log_dir=None,
+                    pool_weights={"greedy": 1.0, "expert": 0.2, "past": 1.0}, eval_interval=0, log_dir=False,
                     out=str(tmp_path / "ppo.pt"), checkpoint_interval=2, seed=5)
     settings.update(changes)
     return PpoConfig.from_dict(settings)
@@ -203,7 +203,7 @@ def test_short_micro_run_beats_random(tmp_path):
     config = PpoConfig.from_dict(dict(
         rules="micro", num_envs=128, rollout_steps=16, total_steps=100_000, hidden=64, layers=2, lr=1e-3,
         minibatch_size=1024, update_epochs=2, pool_weights={"greedy": 1.0, "past": 1.0}, pool_interval=5,
-        eval_interval=0, log_dir=None, out=str(tmp_path / "micro.pt"), checkpoint_interval=1000, seed=3))
+        eval_interval=0, log_dir=False, out=str(tmp_path / "micro.pt"), checkpoint_interval=1000, seed=3))
     train(config, notice=lambda text: None)
     result = evaluate(f"ppo:{tmp_path / 'micro.pt'}", "random", 400, seed=7, rules="micro")
     assert result.chips_per_hand > 3.0, result
@@ -262,7 +262,79 @@ def test_corrupt_or_mismatched_checkpoint_is_refused(tmp_path):
         train(config, resume=str(tmp_path / "play.pt"))
     with pytest.raises(ValueError, match="trained on rules 'micro'"):
         make_agent(f"ppo:{tmp_path / 'ppo.pt'}", "standard")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ppo-")]  # no temporary file left
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
+
+
+# ============================================================================ the command line (issue 16)
+def _cli(*argv: str) -> int:
+    from tiengow.cli import main
+    return main(list(argv))
+
+
+def test_resume_alone_uses_the_checkpoints_config_and_refuses_shape_changes(tmp_path, capsys):
+    """``tiengow train ppo --resume CKPT`` continues exactly with the stored config (the same weights
+    as one straight run); ``--set`` goes on top, but not on a field the arrays depend on."""
+    straight = tiny_config(tmp_path / "a")
+    train(straight, notice=lambda text: None)
+    split = tiny_config(tmp_path / "b")
+    train(split, notice=lambda text: None, max_updates=2)
+    assert _cli("train", "ppo", "--resume", split.out, "--set", "hidden=32", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["update"] == 4 and summary["out"] == split.out
+    for a, b in zip(parameters(straight.out), parameters(split.out)):
+        np.testing.assert_array_equal(a, b)
+    for change, field in (("hidden=64", "hidden"), ("num_envs=16", "num_envs"), ("rules=standard", "rules")):
+        assert _cli("train", "ppo", "--resume", split.out, "--set", change) == 2
+        err = capsys.readouterr().err
+        assert f"--set {change.split('=')[0]}=" in err and f"trained with {field} =" in err and err.count("\n") == 1
+    with pytest.raises(ValueError, match="lr must be a number > 0"):
+        PpoConfig.for_resume(split.out, ["lr=-1"])
+
+
+def test_max_seconds_counts_this_run(tmp_path):
+    """A resumed run's time limit counts from its own start, not from the checkpoint's elapsed time:
+    a tiny limit still allows the first update of the new run."""
+    config = tiny_config(tmp_path, total_steps=32 * 8 * 10)
+    train(config, notice=lambda text: None, max_updates=2)
+    assert load_checkpoint(config.out)["elapsed"] > 0.001
+    messages = []
+    resumed = PpoConfig.for_resume(config.out, ["max_seconds=0.001"])
+    assert train(resumed, resume=config.out, notice=messages.append)["update"] == 3
+    assert any("time limit" in text and "in this run" in text for text in messages)
+
+
+def test_every_run_ends_with_an_evaluation(tmp_path):
+    """A run shorter than eval_interval still evaluates its final policy: eval/ tags in TensorBoard
+    and a non-empty curve.json."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    config = tiny_config(tmp_path, total_steps=32 * 8 * 2, eval_interval=1000, eval_deals=8,
+                         eval_opponents=["random"], log_dir=str(tmp_path / "tb"))
+    summary = train(config, notice=lambda text: None)
+    assert [(p["opponent"], p["step"]) for p in summary["curve"]] == [("random", 32 * 8 * 2)]
+    assert json.loads((tmp_path / "tb" / "curve.json").read_text()) == summary["curve"]
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert [e.step for e in events.Scalars("eval/chips_vs_random")] == [32 * 8 * 2]
+    assert events.Scalars("eval/chips_vs_random")[0].value == pytest.approx(summary["curve"][0]["chips_per_hand"])
+
+
+def test_default_outputs_go_to_a_new_run_folder_with_plain_progress(tmp_path, monkeypatch, capsys):
+    """Without out/log_dir everything goes to runs/train-ppo/<timestamp>/ under the current folder, and
+    the command says so; without a terminal, progress comes as plain lines (no bar, no escapes)."""
+    monkeypatch.chdir(tmp_path)
+    sets = [f"--set={name}={json.dumps(value)}" for name, value in tiny_config(tmp_path).to_dict().items()
+            if name not in ("out", "log_dir")]
+    assert _cli("train", "ppo", *sets) == 0
+    out, err = capsys.readouterr()
+    folders = list((tmp_path / "runs" / "train-ppo").iterdir())
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"] and len(folders) == 1
+    run = folders[0]
+    assert (run / "ppo.pt").exists() and list(run.glob("events.out.tfevents.*")) and (run / "curve.json").exists()
+    assert f"wrote {os.path.join('runs', 'train-ppo', run.name, 'ppo.pt')}" in out
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("ppo update ") for line in lines), err
+    assert "ppo update 4: 1,024/1,024 env steps" in lines[-1]
+    assert "\x1b" not in err and "\r" not in err
 
 
 # ============================================================================ config and agent
@@ -314,3 +386,18 @@ def test_shipped_model_beats_expert():
     from tiengow.agents.arena import evaluate
     result = evaluate("ppo", "expert", 400, seed=0)
     assert result.ci95[0] > 0, result
+
+
+def test_the_agent_needs_no_trainer_and_no_torch_at_import():
+    """What a shipped bot needs to play lives in the agents layer: loading and playing ``ppo`` imports
+    nothing of ``tiengow.training``, and importing the agent module does not import torch."""
+    import subprocess
+    import sys
+    code = ("import sys; import tiengow.agents.ppo; assert 'torch' not in sys.modules; "
+            "from tiengow.agents.base import make_agent; from tiengow_env.vector import VectorEnv; "
+            "env = VectorEnv(4, 'standard', seed=1); agent = make_agent('ppo', 'standard'); "
+            "agent.act_batch(env.observation, env.action_mask); "
+            "print(sorted(m for m in sys.modules if m.startswith('tiengow.training')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

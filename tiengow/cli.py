@@ -476,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     from tiengow.training import cfr_cli, ppo_cli
     cfr_cli.add_parsers(sub, train_subparsers=algorithms)
     ppo_cli.add_train_ppo_parser(algorithms)
+    from tiengow.training import exploit_cli
+    exploit_cli.add_exploit_parser(sub)
     return parser
 
 

@@ -21,8 +21,6 @@ through that one definition, so every policy that ``tiengow nashconv`` accepts a
 """
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from tiengow.agents.cfr import FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
+from tiengow.agents.infra import ScalarLog
 from tiengow_env.rules import RuleSet
 
 from .config import build, read_settings
@@ -109,48 +108,6 @@ class CfrConfig:
         if self.act not in ("sample", "argmax"):
             raise ValueError(f"act must be 'sample' or 'argmax', got {self.act!r}")
         RuleSet.from_spec(self.rules)
-
-
-# ============================================================================ logging
-class ScalarLog:
-    """TensorBoard scalars: torch's SummaryWriter, else the tensorboard package's event writer,
-    else nothing (with a one-line notice). Never raises on a missing package."""
-
-    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None):
-        self._add: Callable[[str, float, int], None] | None = None
-        self._close: Callable[[], None] = lambda: None
-        if log_dir is None:
-            return
-        notice = notice or (lambda text: print(text, file=sys.stderr))
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-            writer = SummaryWriter(log_dir)
-            self._add, self._close = writer.add_scalar, writer.close
-            return
-        except Exception:  # torch missing, or present without tensorboard
-            pass
-        try:
-            from tensorboard.compat.proto.event_pb2 import Event
-            from tensorboard.compat.proto.summary_pb2 import Summary
-            from tensorboard.summary.writer.event_file_writer import EventFileWriter
-            os.makedirs(log_dir, exist_ok=True)
-            events = EventFileWriter(log_dir)
-
-            def add(tag: str, value: float, step: int) -> None:
-                summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
-                events.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
-
-            self._add, self._close = add, events.close
-        except Exception:
-            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
-                   f"the curve is still in the run summary, not in {log_dir}")
-
-    def add(self, tag: str, value: float, step: int) -> None:
-        if self._add is not None:
-            self._add(tag, value, step)
-
-    def close(self) -> None:
-        self._close()
 
 
 # ============================================================================ training

@@ -5,25 +5,36 @@ Wiring (``tiengow/cli.py``): ``add_train_ppo_parser(train_subparsers)`` adds ``p
 ValueError with a message for people.
 
     tiengow train ppo --config configs/ppo.yaml [--set lr=1e-4 --set num_envs=512 ...]
-                      [--resume runs/ppo/ppo.pt] [--out PATH] [--json]
-                      [--ray [ADDRESS] --rollout-workers K]
+                      [--out PATH] [--json] [--ray [ADDRESS] --rollout-workers K]
+    tiengow train ppo --resume runs/train-ppo/<timestamp>/ppo.pt [--set max_seconds=600 ...]
+
+Outputs default to a new folder ``runs/train-ppo/<timestamp>`` (checkpoint, TensorBoard events,
+``curve.json`` and ``curve.png``); the last lines say where they went.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
+import os
+import sys
 import time
+from collections.abc import Callable
 
 
 def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("ppo", help="PPO self-play with an opponent pool (configs/ppo.yaml)")
     p.add_argument("--config", help="YAML config (training.ppo.PpoConfig): a file, or a shipped name (ppo); "
-                                     "default: the built-in defaults")
+                                    "default: the built-in defaults, or with --resume the checkpoint's own config")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a config field (repeatable), e.g. --set lr=1e-4 --set num_envs=512")
-    p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint")
-    p.add_argument("--out", help="checkpoint path (same as --set out=PATH)")
-    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+                   help="override a config field (repeatable), e.g. --set lr=1e-4 --set max_seconds=600 "
+                        "(max_seconds counts the training time of this run, a resumed one included)")
+    p.add_argument("--resume", metavar="CHECKPOINT",
+                   help="continue a run exactly from its checkpoint, with the config it stores (plus --set)")
+    p.add_argument("--out", help="checkpoint path (same as --set out=PATH); default: "
+                                 "runs/train-ppo/<timestamp>/ppo.pt, or with --resume the checkpoint's own path")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON (default: a text summary)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="collect rollouts with Ray actors: on a local Ray instance, or on the cluster at ADDRESS")
     p.add_argument("--rollout-workers", type=int, default=None, metavar="K",
@@ -31,58 +42,104 @@ def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_train_ppo)
 
 
+PLAIN_INTERVAL = 30.0  # seconds between progress lines when stderr is not a terminal (a log file)
+
+
 def cmd_train_ppo(args: argparse.Namespace) -> int:
-    """Train with a live progress bar (env steps, steps/s, chips against the pool, last eval)."""
+    """Train with a live progress bar on a terminal, or plain periodic lines into a log file."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     from .ppo import PpoConfig, train
+    from .ppo_eval import plot_curve
     if args.rollout_workers is not None and args.ray is None:
         raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
     workers = 2 if args.rollout_workers is None else args.rollout_workers
     overrides = list(args.set) + ([f"out={args.out}"] if args.out else [])
-    config = PpoConfig.from_file(args.config, overrides)
+    if args.resume is not None and args.config is None:
+        config = PpoConfig.for_resume(args.resume, overrides)
+    else:
+        config = PpoConfig.from_file(args.config, overrides)
     console = Console(stderr=True)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TimeRemainingColumn(), console=console)
-    task = progress.add_task("ppo", total=config.total_steps)
-    window: list[tuple[float, int]] = []
-    printed = [time.perf_counter()]  # without a terminal (a log file), a plain line every 30 s
+    plot = importlib.util.find_spec("matplotlib") is not None
+    if not plot:
+        print("tiengow: the learning-curve PNG needs matplotlib (the train extra); curve.json will have the points",
+              file=sys.stderr)
+    with _progress(console, config.total_steps) as advance:
+        summary = train(config, resume=args.resume, progress=advance, notice=_notice(console),
+                        ray_address=args.ray, rollout_workers=workers)
+    png = None
+    if plot and summary["log_dir"] and summary["curve"]:
+        png = os.path.join(summary["log_dir"], "curve.png")
+        plot_curve(summary["curve"], png)
+    if args.json:
+        print(json.dumps({**{k: v for k, v in summary.items() if k != "curve"}, "curve_png": png}))
+        return 0
+    print(f"wrote {summary['out']}: {summary['update']} updates, {summary['global_step']:,} env steps, "
+          f"{summary['elapsed'] / 60:.1f} min of training, {summary['steps_per_second']:,.0f} env steps/s "
+          "in this session")
+    if summary["log_dir"]:
+        print(f"  TensorBoard: tensorboard --logdir {summary['log_dir']}; evaluations in "
+              f"{os.path.join(summary['log_dir'], 'curve.json')}" + (f", plotted in {png}" if png else ""))
+    for point in [p for p in summary["curve"] if "opponent" in p][-len(config.eval_opponents):]:
+        print(f"  last eval: {point['chips_per_hand']:+.3f} chips/hand vs {point['opponent']} "
+              f"(95% CI [{point['ci95'][0]:+.3f}, {point['ci95'][1]:+.3f}])")
+    return 0
 
-    def advance(steps: int, point: dict) -> None:
+
+def _notice(console) -> Callable[[str], None]:
+    """Notices: through rich on a terminal (above the bar), as plain lines otherwise."""
+    if console.is_terminal:
+        return lambda text: console.print(text, markup=False, highlight=False)
+    return lambda text: print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _progress(console, total_steps: int):
+    """A ``progress(steps, point)`` callback: a rich bar on a terminal; otherwise a plain line at the
+    first update, then every PLAIN_INTERVAL seconds, and at the last."""
+    window: list[tuple[float, int]] = []
+
+    def describe(steps: int, point: dict) -> str:
         now = time.perf_counter()
         window.append((now, steps))
         del window[:-20]
         rate = (window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0]) if len(window) > 1 \
             else point["steps_per_second"]
         chips = f"  pool {point['episode_chips']:+.2f}" if "episode_chips" in point else ""
-        description = (f"ppo {rate:,.0f} steps/s  {point['hands_per_second']:,.0f} hands/s{chips}  "
-                       f"ent {point['entropy']:.2f}")
-        progress.update(task, completed=steps, description=description)
-        if not console.is_terminal and now - printed[0] >= 30:
-            printed[0] = now
-            console.print(f"{steps:,}/{config.total_steps:,} env steps  {description}")
+        return f"{rate:,.0f} steps/s  {point['hands_per_second']:,.0f} hands/s{chips}  ent {point['entropy']:.2f}"
 
-    with progress:
-        summary = train(config, resume=args.resume, progress=advance, notice=lambda text: console.print(text),
-                        ray_address=args.ray, rollout_workers=workers)
-    if args.json:
-        print(json.dumps({k: v for k, v in summary.items() if k != "curve"}))
-        return 0
-    print(f"wrote {summary['out']}: {summary['update']} updates, {summary['global_step']:,} env steps, "
-          f"{summary['elapsed'] / 60:.1f} min of training, {summary['steps_per_second']:,.0f} env steps/s "
-          "in this session")
-    for point in summary["curve"][-len(config.eval_opponents):]:
-        print(f"  last eval: {point['chips_per_hand']:+.3f} chips/hand vs {point['opponent']} "
-              f"(95% CI [{point['ci95'][0]:+.3f}, {point['ci95'][1]:+.3f}])")
-    return 0
+    if console.is_terminal:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            TimeRemainingColumn(), console=console)
+        task = progress.add_task("ppo", total=total_steps)
+        with progress:
+            yield lambda steps, point: progress.update(task, completed=steps,
+                                                       description="ppo " + describe(steps, point))
+        return
+    start = time.perf_counter()
+    last: list = [None, None]  # (time of the last line, the last line not yet printed)
+
+    def advance(steps: int, point: dict) -> None:
+        now = time.perf_counter()
+        line = (f"ppo update {point['update']}: {steps:,}/{total_steps:,} env steps, "
+                f"{(now - start) / 60:.1f} min, {describe(steps, point)}")
+        if last[0] is None or now - last[0] >= PLAIN_INTERVAL:
+            print(line, file=sys.stderr, flush=True)
+            last[:] = [now, None]
+        else:
+            last[1] = line
+
+    yield advance
+    if last[1] is not None:
+        print(last[1], file=sys.stderr, flush=True)
 
 
 __all__ = ["add_train_ppo_parser", "cmd_train_ppo"]
