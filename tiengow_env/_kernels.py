@@ -697,26 +697,36 @@ _TYPE_WORTH = TILE_WORTH  # the greedy rollout policy discards the tile worth le
 
 @njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
 def greedy_action(state, table, rules, scratch):
-    """Rollout policy: lead the largest, then strongest, combination; beat with the weakest
-    beating combination; otherwise discard the tile worth least; always declare One Red Dot."""
+    """The greedy policy's action for the seat to act (``greedy_choice``)."""
     n = legal_actions(state, table, rules, scratch)
+    return greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
+
+
+@njit(cache=True, inline="always")
+def greedy_choice(legal, n, lead, table, rules):
+    """The greedy policy among the legal actions ``legal[:n]`` (any order; ties go to the
+    lowest id): lead the largest, then strongest, combination; beat with the weakest beating
+    combination; otherwise discard the tile worth least; always declare One Red Dot."""
     C = rules[R_COMBOS]
-    phase = state[S_PHASE]
-    if phase == PHASE_DECLARE:
-        return C + NUM_TYPES
-    best = scratch[0]
-    if phase == PHASE_LEAD:
-        for i in range(1, n):
-            j = scratch[i]
-            if table[j, T_SIZE] > table[best, T_SIZE] or (
-                    table[j, T_SIZE] == table[best, T_SIZE] and table[j, T_STRENGTH] > table[best, T_STRENGTH]):
-                best = j
-        return best
-    if best < C:  # beats come first, weakest first
-        return best
+    best = legal[0]
     for i in range(1, n):
-        if _TYPE_WORTH[scratch[i] - C] < _TYPE_WORTH[best - C]:
-            best = scratch[i]
+        best = min(best, legal[i])
+    if best >= C + NUM_TYPES:  # the One Red Dot choice: declare
+        return C + NUM_TYPES
+    for i in range(n):
+        j = legal[i]
+        if lead:
+            if table[j, T_SIZE] > table[best, T_SIZE] or (table[j, T_SIZE] == table[best, T_SIZE] and (
+                    table[j, T_STRENGTH] > table[best, T_STRENGTH]
+                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best))):
+                best = j
+        elif j < C:
+            if best >= C or table[j, T_STRENGTH] < table[best, T_STRENGTH] or (
+                    table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best):
+                best = j
+        elif best >= C and (_TYPE_WORTH[j - C] < _TYPE_WORTH[best - C] or (
+                _TYPE_WORTH[j - C] == _TYPE_WORTH[best - C] and j < best)):
+            best = j
     return best
 
 
