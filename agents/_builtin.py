@@ -42,11 +42,17 @@ def _ppo(argument, rules, seed):
 
 @register("pimc")
 def _pimc(argument, rules, seed):
-    from .pimc import DEFAULT_SAMPLES, PimcAgent
-    if argument is None:
-        return PimcAgent(rules, seed)
-    samples, _, policy = argument.partition(",")
-    if not samples.isdigit() or int(samples) < 1:
-        raise ValueError(f"pimc takes a number of samples, as in pimc:{DEFAULT_SAMPLES} or "
-                         f"pimc:{DEFAULT_SAMPLES},random; got pimc:{argument}")
-    return PimcAgent(rules, seed, samples=int(samples), policy=policy or "greedy")
+    from .pimc import make_pimc
+    return make_pimc(argument, rules, seed)
+
+
+@register("ismcts")
+def _ismcts(argument, rules, seed):
+    from .pimc import make_ismcts
+    return make_ismcts(argument, rules, seed)
+
+
+@register("search")
+def _search(argument, rules, seed):
+    from .pimc import make_search
+    return make_search(argument, rules, seed)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import core, peers
+from . import core, peers, search_bench
 from .peers import _rate
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -114,6 +114,7 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
         ("replay_records_per_s", lambda: core.replay_records_per_s(repeats=repeats)),
         ("compile_and_import", core.compile_and_import_s),
         ("memory", memory_bytes),
+        ("search", lambda: search_bench.search_figures(seconds, repeats)),
     ]
     figures: dict = {}
     for name, job in jobs:

@@ -691,8 +691,7 @@ def perft(state, depth, table, rules):
 
 
 # ----------------------------------------------------------------------------- search
-ROLLOUT_RANDOM, ROLLOUT_GREEDY = 0, 1
-_TYPE_WORTH = TILE_WORTH  # the greedy rollout policy discards the tile worth least
+_TYPE_WORTH = TILE_WORTH  # the greedy policy discards the tile worth least
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
@@ -730,17 +729,6 @@ def greedy_choice(legal, n, lead, table, rules):
     return best
 
 
-@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
-def rollout(state, policy, table, rules, rng, scratch):
-    """Play the hand to its end with the rollout policy (ROLLOUT_RANDOM or ROLLOUT_GREEDY)."""
-    while state[S_PHASE] != PHASE_OVER:
-        if policy == ROLLOUT_GREEDY:
-            action = greedy_action(state, table, rules, scratch)
-        else:
-            action = scratch[rand_below(rng, legal_actions(state, table, rules, scratch))]
-        step(state, action, table, rules)
-
-
 @njit(cache=True)
 def determinize(state, seat, face_up, rules, rng, out):
     """A full state consistent with what ``seat`` knows, into ``out``.
@@ -752,15 +740,15 @@ def determinize(state, seat, face_up, rules, rng, out):
     players = rules[R_PLAYERS]
     out[:] = state
     bits = np.empty(32, dtype=np.int64)
-    n = 0
+    hidden = np.int64(0)
     for s in range(players):
-        if s == seat:
-            continue
-        hidden = state[S_HAND + s] | (0 if face_up else state[S_DOWN + s])
-        while hidden:
-            bits[n] = lowest_bit(hidden)
-            hidden &= hidden - 1
-            n += 1
+        if s != seat:
+            hidden |= state[S_HAND + s] | (0 if face_up else state[S_DOWN + s])
+    n = 0
+    while hidden:  # in tile order, so the draw depends only on which tiles are hidden, not where they are
+        bits[n] = lowest_bit(hidden)
+        hidden &= hidden - 1
+        n += 1
     for i in range(n - 1, 0, -1):
         j = rand_below(rng, i + 1)
         bits[i], bits[j] = bits[j], bits[i]
@@ -783,23 +771,6 @@ def determinize(state, seat, face_up, rules, rng, out):
         out[S_DEALT + s] = hand | down | state[S_UP + s]
         out[S_TABLE + s] = state[S_TABLE + s] & state[S_UP + s]
 
-
-@njit(cache=True)
-def pimc_values(state, seat, actions, samples, policy, face_up, table, rules, rng, out):
-    """Mean chips of ``seat`` after each of ``actions``, over ``samples`` determinizations
-    (the same worlds for every action), each played out with the rollout policy."""
-    world = np.empty(S_LEN, dtype=np.int64)
-    child = np.empty(S_LEN, dtype=np.int64)
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
-    out[:] = 0.0
-    for _ in range(samples):
-        determinize(state, seat, face_up, rules, rng, world)
-        for i in range(actions.shape[0]):
-            child[:] = world
-            step(child, actions[i], table, rules)
-            rollout(child, policy, table, rules, rng, scratch)
-            out[i] += child[S_BONUS + seat] + child[S_SETTLE + seat]
-    out /= samples
 
 # ---- observations and vector env
 # Owned by the environments layer (env.py, gym_env.py, vector.py); nothing above is changed.
