@@ -5,8 +5,12 @@ action mask (``tiengow_env.observation``), and, if it searches, the ``Game`` its
 ``act(..., game=game)``; a searching agent must only use what the acting seat may know
 (``tiengow_env.search`` samples the hidden tiles for it).
 
-Specs: ``random``, ``greedy``, ``expert``, ``pimc`` or ``pimc:64`` (samples per decision),
-and whatever other modules register (``ppo:path``, ``cfr:path``).
+Specs: ``random``, ``greedy``, ``expert``; the search bots (``agents/pimc.py`` has the
+grammar) ``pimc[:SAMPLES][:KEY=VALUE]...``, ``ismcts[:ITERATIONS][:KEY=VALUE]...`` and
+``search[:BUDGET]``, with the keys ``rollout=random|greedy|expert``, ``endgame=TILES``,
+``beta=B`` (pimc) and ``c=C`` (ismcts), e.g. ``pimc:256:rollout=expert`` or
+``ismcts:2000:endgame=8`` (``pimc:64,random`` still means 64 samples, random rollouts); and
+whatever other modules register (``ppo:path``, ``cfr:path``).
 """
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:
 
 # The strongest search-only configuration we measured at <= 20 ms per decision on this machine
 # (README ladder). ``search:BUDGET`` scales its count: search:2 has twice the samples.
-SEARCH = ("pimc", 64, "rollout=expert")
+SEARCH = ("pimc", 192, "rollout=expert")
 
 
 def make_search(argument: str | None, rules: RuleSet, seed: int) -> Agent:

@@ -63,19 +63,19 @@ def positions(rules_spec, tiles_left: int, count: int, seed: int):
             yield game, ref
 
 
-@pytest.mark.parametrize("rules_spec, tiles_left", [("standard", 8), ("hongkong", 8), ("three_player", 6),
-                                                    ("culin1895", 8), ("micro", 8)])
+@pytest.mark.parametrize("rules_spec, tiles_left", [("standard", 8), ("hongkong", 6), ("three_player", 6),
+                                                    ("culin1895", 6), ("micro", 8)])
 def test_endgame_solver_matches_brute_force_on_the_reference_engine(rules_spec, tiles_left):
     compared = 0
     ws = S.Workspace(RuleSet.from_spec(rules_spec))
-    for game, ref in positions(rules_spec, tiles_left, 12, seed=7):
+    for game, ref in positions(rules_spec, tiles_left, 8, seed=7):
         expected, ambiguous = reference_max_n(ref)
         values, nodes = S.endgame_values(game, ws)
         assert nodes >= 1
         if not ambiguous:  # a tie of some actor may leave the others' chips to the tie-break
             assert tuple(values) == expected
             compared += 1
-    assert compared >= 6
+    assert compared >= 4
 
 
 def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values():
@@ -110,7 +110,7 @@ def decision_points(count: int, seed: int):
 @pytest.mark.parametrize("spec", SEARCH_SPECS)
 def test_searches_read_no_hidden_tiles(spec):
     differed = 0
-    for k, game in enumerate(decision_points(6, seed=11)):
+    for k, game in enumerate(decision_points(4, seed=11)):
         other = game.clone()  # the same game with the hidden tiles dealt again
         rng = np.zeros(1, dtype=np.uint64)
         rng[0] = np.uint64(1234 + k)
@@ -126,7 +126,7 @@ def test_searches_read_no_hidden_tiles(spec):
         chosen = bot.act(observation, mask, game=game)
         bot.reset(5)
         assert bot.act(observation, mask, game=other) == chosen
-    assert differed >= 5
+    assert differed >= 3
 
 
 # ============================================================================ one right move
@@ -169,7 +169,7 @@ def test_ismcts_first_leads_on_micro_follow_the_exact_cfr_plus_strategy():
     policy = tabular_policy_for(tree, load_policy(str(HERE.parent / "agents" / "policies" / "cfr_micro.npz")))
     bot = make_agent("ismcts:300", rules="micro", seed=1)
     agree, uniform, weight = 0.0, 0.0, 0.0
-    for d in range(0, len(tree.deals), 12):  # every 12th deal: 120 deals, each root information set
+    for d in range(0, len(tree.deals), 16):  # every 16th deal: 90 deals, every root information set
         info = tree.infoset[d]
         offset, size = tree.info_offset[info], tree.info_size[info]
         if size < 2:
@@ -230,8 +230,10 @@ def test_explain_gives_a_value_per_searched_action():
 # ============================================================================ without the JIT
 @pytest.mark.parametrize("target", [
     "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
-    "test_search.py::test_searches_read_no_hidden_tiles[pimc:8:rollout=expert:endgame=6:beta=1.5]",
-    "test_search_policies.py::test_compiled_policies_match_the_reference[micro]",
+    pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),
+    pytest.param("test_search.py::test_searches_read_no_hidden_tiles[pimc:8:rollout=expert:endgame=6:beta=1.5]",
+                 marks=pytest.mark.slow),
+    pytest.param("test_search.py::test_positions_with_one_right_move[ismcts:100]", marks=pytest.mark.slow),
 ])
 def test_search_kernels_without_jit(target):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
