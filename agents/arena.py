@@ -7,6 +7,15 @@ over deals (normal approximation, ``mean ± 1.96 sd / sqrt(N)``).
 
 Results depend only on the seed and the agents: each deal and each agent's randomness are
 seeded from ``(seed, deal, seating, seat)``, whatever the number of workers.
+
+A league ranks by a Bradley–Terry rating fitted to the duplicate deals of every match: in the
+match "A against copies of B" a deal counts as a win for A when A's score on it is above zero,
+a loss when below, half of each when exactly zero. The model says A wins a deal against B with
+probability ``1 / (1 + 10 ** ((R_B - R_A) / 400))`` (Elo's scale, ratings centred on 0); the
+ratings are the maximum-likelihood fit, with one virtual drawn deal per pair so that a match won
+on every deal still has a finite rating, and 95% intervals from the inverse Fisher information.
+Unlike the mean chips over all opponents, this rating is not inflated by crushing a weak agent:
+what counts is how often an agent outscores each other one, head to head.
 """
 from __future__ import annotations
 
@@ -23,7 +32,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
-from .infra import connect_ray
+from .infra import connect_ray, install_hint
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -91,6 +100,10 @@ class EvalResult:
     chips_by_seat: list[float]
     rules: str
     seed: int
+    deals_won: int = 0
+    """deals on which the candidate's score (its mean over the seatings) is above zero"""
+    deals_lost: int = 0
+    """deals on which it is below zero"""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -127,12 +140,14 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
             if progress:
                 progress(len(parts[-1]))
     rows = np.concatenate(parts)  # (deals, seatings, fields)
-    mean, half = mean_and_half_width(rows[:, :, 0].mean(axis=1))
+    per_deal = rows[:, :, 0].mean(axis=1)
+    mean, half = mean_and_half_width(per_deal)
     return EvalResult(candidate=candidate, opponent=opponent, deals=deals, hands=deals * ruleset.players,
                       chips_per_hand=mean, ci95=[mean - half, mean + half],
                       columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),
                       chips_by_seat=[float(v) for v in rows[:, :, 3:].mean(axis=(0, 1))],
-                      rules=ruleset.name, seed=seed)
+                      rules=ruleset.name, seed=seed, deals_won=int((per_deal > 0).sum()),
+                      deals_lost=int((per_deal < 0).sum()))
 
 
 def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:
@@ -154,44 +169,108 @@ def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None
 
 def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standard", workers: int = 1,
            progress: Callable[[int], None] | None = None, ray_address: str | None = None) -> dict:
-    """Every ordered pair through ``evaluate``: cross table (row candidate, column opponent) and a
-    ranking by mean chips per hand over all opponents."""
+    """Every ordered pair through ``evaluate``: the cross table (row candidate, column opponent,
+    chips per hand and its 95% CI) and a ranking by Bradley–Terry rating (module doc)."""
     if len(agents) < 2 or len(set(agents)) != len(agents):
         raise ValueError(f"a league needs at least two different agents, got {agents}")
-    table = {a: {} for a in agents}
+    table: dict[str, dict[str, float]] = {a: {} for a in agents}
+    ci95: dict[str, dict[str, list[float]]] = {a: {} for a in agents}
     results = []
     for a, b in itertools.permutations(agents, 2):
         result = evaluate(a, b, deals, seed, rules, workers, progress, ray_address)
         table[a][b] = result.chips_per_hand
+        ci95[a][b] = result.ci95
         results.append(asdict(result))
-    score = {a: float(np.mean(list(table[a].values()))) for a in agents}
-    ranking = sorted(agents, key=lambda a: -score[a])
-    return {"agents": agents, "deals": deals, "seed": seed, "cross_table": table,
-            "ranking": [{"agent": a, "mean_chips_per_hand": score[a]} for a in ranking], "matches": results}
+    ratings, half = bradley_terry(agents, results)
+    mean_chips = {a: float(np.mean(list(table[a].values()))) for a in agents}
+    ranking = sorted(agents, key=lambda a: -ratings[a])
+    return {"agents": agents, "deals": deals, "seed": seed, "cross_table": table, "cross_ci95": ci95,
+            "rating": RATING_METHOD,
+            "ranking": [{"agent": a, "rating": ratings[a], "rating_ci95": [ratings[a] - half[a], ratings[a] + half[a]],
+                         "mean_chips_per_hand": mean_chips[a]} for a in ranking],
+            "matches": results}
+
+
+RATING_METHOD = ("Bradley-Terry rating on the Elo scale (400 points: 10 to 1 odds of winning a deal), fitted to the "
+                 "deals each agent won and lost head to head; 95% CI from the Fisher information")
+ELO = 400 / math.log(10)  # rating points per unit of log-odds
+
+
+def bradley_terry(agents: list[str], matches: list[dict]) -> tuple[dict[str, float], dict[str, float]]:
+    """Ratings (Elo scale, mean 0) and the half-widths of their 95% intervals, fitted by maximum
+    likelihood to the deals won and lost in ``matches`` (``EvalResult`` dicts), with one virtual
+    drawn deal per pair of agents."""
+    n = len(agents)
+    index = {a: i for i, a in enumerate(agents)}
+    wins = np.zeros((n, n))  # wins[i, j]: deals i won against j, ties counted half
+    for m in matches:
+        i, j = index[m["candidate"]], index[m["opponent"]]
+        tied = m["deals"] - m["deals_won"] - m["deals_lost"]
+        wins[i, j] += m["deals_won"] + tied / 2
+        wins[j, i] += m["deals_lost"] + tied / 2
+    played = wins + wins.T
+    wins[played > 0] += 0.5  # the virtual drawn deal of each pair that met
+    games = wins + wins.T
+    strength = np.ones(n)
+    for _ in range(10_000):  # Hunter's MM iteration: converges for any connected set of matches
+        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
+        updated = wins.sum(axis=1) / denominator
+        updated /= np.exp(np.log(updated).mean())
+        if np.max(np.abs(np.log(updated) - np.log(strength))) < 1e-12:
+            strength = updated
+            break
+        strength = updated
+    r = np.log(strength)
+    p = 1 / (1 + np.exp(r[None, :] - r[:, None]))  # p[i, j]: chance that i wins a deal against j
+    weight = games * p * (1 - p)
+    information = np.diag(weight.sum(axis=1)) - weight
+    covariance = np.linalg.pinv(information)  # the ratings are only defined up to a constant: centred
+    half = 1.96 * np.sqrt(np.clip(np.diag(covariance), 0, None))
+    return ({a: float(ELO * r[i]) for a, i in index.items()}, {a: float(ELO * half[i]) for a, i in index.items()})
 
 
 def heat_map(league_result: dict, path: str) -> None:
-    """Write the cross table as a PNG heat map (needs matplotlib)."""
+    """Write the cross table as a PNG heat map (needs matplotlib): each cell the candidate's
+    chips per hand and its 95% half-width, each row labelled with its rating and interval."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.colors import Normalize
     except ImportError:
-        raise ValueError("the heat map needs matplotlib: pip install matplotlib (or the [dev] extra)") from None
-    agents = league_result["agents"]
+        raise ValueError(f"the heat map needs matplotlib: {install_hint('train')}") from None
+
+    ranking = league_result["ranking"]
+    agents = [row["agent"] for row in ranking]  # best first
     grid = np.array([[league_result["cross_table"][a].get(b, np.nan) for b in agents] for a in agents])
-    bound = np.nanmax(np.abs(grid)) or 1.0
-    fig, ax = plt.subplots(figsize=(1.2 * len(agents) + 2, 1.0 * len(agents) + 1.5))
-    image = ax.imshow(grid, cmap="RdBu", vmin=-bound, vmax=bound)
+    cis = league_result.get("cross_ci95", {})
+    bound = float(np.nanmax(np.abs(grid))) or 1.0
+    norm = Normalize(-bound, bound)
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="#d9d9d9")  # grey diagonal: an agent does not play itself
+    fig, ax = plt.subplots(figsize=(1.5 * len(agents) + 3, 0.9 * len(agents) + 2))
+    image = ax.imshow(grid, cmap=cmap, norm=norm)
     ax.set_xticks(range(len(agents)), agents, rotation=30, ha="right")
-    ax.set_yticks(range(len(agents)), agents)
-    ax.set_xlabel("opponent (three copies)")
-    ax.set_ylabel("candidate")
+    ax.set_yticks(range(len(agents)), [f"{row['agent']}  {row['rating']:+.0f} ± "
+                                       f"{(row['rating_ci95'][1] - row['rating_ci95'][0]) / 2:.0f}" for row in ranking])
+    ax.set_xlabel("opponent (copies in every other seat)")
+    ax.set_ylabel("candidate, with its rating ± 95% CI (best first)")
     for i, j in itertools.product(range(len(agents)), repeat=2):
-        if i != j:
-            ax.text(j, i, f"{grid[i, j]:+.2f}", ha="center", va="center", fontsize=9)
-    fig.colorbar(image, ax=ax, label="candidate chips per hand (duplicate)")
-    ax.set_title(f"tiengow league: {league_result['deals']} deals per match")
+        if i == j:
+            continue
+        text = f"{grid[i, j]:+.2f}"
+        ci = cis.get(agents[i], {}).get(agents[j])
+        if ci is not None:
+            text += f"\n±{(ci[1] - ci[0]) / 2:.2f}"
+        ax.text(j, i, text, ha="center", va="center", fontsize=9, color=text_colour(cmap(norm(grid[i, j]))))
+    fig.colorbar(image, ax=ax, label="candidate chips per hand (duplicate), ± 95% CI")
+    ax.set_title(f"tiengow league: {league_result['deals']} deals per match; rows ranked by Bradley–Terry rating",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def text_colour(rgba: tuple[float, ...]) -> str:
+    """Black on a light cell, white on a dark one (relative luminance of the cell's colour)."""
+    red, green, blue = rgba[:3]
+    return "white" if 0.2126 * red + 0.7152 * green + 0.0722 * blue < 0.5 else "black"

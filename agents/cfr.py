@@ -3,7 +3,8 @@
 The policy maps the acting seat's bucket (``training/abstraction.py``: features of its own
 tiles and of the public state, nothing hidden) to a distribution over a few abstract actions,
 each naming one concrete action. Without a path it loads the shipped policy
-``agents/policies/cfr_standard.npz`` (trained by ``tiengow train cfr --config configs/cfr.yaml``).
+``agents/policies/cfr_standard.npz`` (trained by ``tiengow train cfr --config configs/cfr.yaml
+--out agents/policies/cfr_standard.npz``).
 A bucket the policy never reached falls back to the greedy agent's choice. The policy is
 sampled (or, if the file says ``act: argmax``, its most likely action is played).
 """

@@ -4,10 +4,16 @@
   it, then ``os.replace``), for checkpoints, policies, results and records;
 * ``run_dir(command)``: the default output folder of a command, ``runs/<command>/<timestamp>``
   under the current folder (``runs/`` is ignored by git); commands print where they wrote;
-* ``connect_ray(address)``: the ``ray`` module, connected, failing fast with a message.
+* ``connect_ray(address)``: the ``ray`` module, connected, failing fast with a message;
+* ``install_hint(extra)``: the pip command that adds an optional extra to *this* install;
+* ``check_output_path(path, option)``: refuse an output path that cannot be written, before
+  the work that produces it starts;
+* ``int_option(low)``: an argparse type for integer options with a lower bound;
+* ``rules_option(text)``: the RuleSet of a ``--rules`` value (preset, file, or JSON object).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import tempfile
@@ -56,7 +62,7 @@ def connect_ray(address: str):
     try:
         import ray
     except ImportError:
-        raise ValueError('--ray needs Ray: pip install -e ".[ray]"') from None
+        raise ValueError(f"--ray needs Ray: {install_hint('ray')}") from None
     if not ray.is_initialized():
         _check_reachable(address)
         try:
@@ -80,3 +86,61 @@ def _check_reachable(address: str) -> None:
                          "`ray start --head` there, or use --ray alone for a local instance") from None
 
 
+
+
+def install_hint(extra: str) -> str:
+    """``pip install "tiengow[EXTRA]"`` for an install from a wheel or an index, and
+    ``pip install -e "CHECKOUT[EXTRA]"`` for an editable install of a checkout."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding agents/
+    if os.path.exists(os.path.join(package, "pyproject.toml")):
+        return f'pip install -e "{package}[{extra}]"'
+    return f'pip install "tiengow[{extra}]"'
+
+
+def check_output_path(path: str, option: str) -> None:
+    """ValueError naming ``option`` unless ``path`` can be written: its folder exists and is
+    writable, or can be created (the nearest existing ancestor is a writable folder)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a folder; give a file path")
+    ancestor = folder
+    while not os.path.exists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise ValueError(f"{option} {path}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        if ancestor == folder:
+            raise ValueError(f"{option} {path}: the folder {folder} is not writable")
+        raise ValueError(f"{option} {path}: cannot create {folder} ({ancestor} is not writable)")
+
+
+def int_option(low: int) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer option that must be ``>= low``; argparse then names
+    the option in its message (``argument --workers: must be an integer >= 1, got 0``)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def rules_option(text: str | None, option: str = "--rules"):
+    """The ``RuleSet`` of a ``--rules`` value: a preset name, a YAML/TOML file, or a JSON object
+    of switches (``None``: standard). Malformed JSON is a ValueError naming the option and where."""
+    import json
+
+    from tiengow_env.rules import RuleSet, parse_error_text
+    if text is None:
+        return RuleSet.from_spec("standard")
+    if not text.lstrip().startswith("{"):
+        return RuleSet.from_spec(text)
+    try:
+        spec = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"{option} is not a valid JSON object: {parse_error_text(err)}") from None
+    return RuleSet.from_spec(spec)

@@ -20,6 +20,7 @@ from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, register
+from .infra import install_hint
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "policies" / "ppo.pt"
 
@@ -28,6 +29,7 @@ class PpoAgent(Agent):
     """A masked MLP policy: ``layers`` (weight (out, in), bias) pairs, the last being the policy head."""
 
     name = "ppo"
+    trained_rules: RuleSet | None = None  # the rules the checkpoint was trained on
 
     def __init__(self, rules: RuleSet, seed: int, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
                  sample: bool = False):
@@ -60,7 +62,7 @@ def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndar
     try:
         import torch
     except ImportError:
-        raise ValueError('the ppo agent reads PyTorch checkpoints: pip install -e ".[train]"') from None
+        raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
 
     from tiengow.training.ppo import load_checkpoint, network_from_checkpoint
     torch.set_num_threads(1)
@@ -94,7 +96,9 @@ def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAg
         raise ValueError(f"{path} was trained on rules {trained.name!r} (observation {layers[0][0].shape[1]}, "
                          f"{layers[-1][0].shape[0]} actions); these rules ({rules.name}) need observation "
                          f"{layout.size} and {table_for(rules).num_actions} actions")
-    return PpoAgent(rules, seed, scale, layers, sample=sample)
+    agent = PpoAgent(rules, seed, scale, layers, sample=sample)
+    agent.trained_rules = trained  # the play UI warns when the table's rules differ
+    return agent
 
 
 def register_ppo() -> None:

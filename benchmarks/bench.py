@@ -2,21 +2,21 @@
 
 Each figure is measured after a warm-up, as the median of several timed runs, on one core
 unless its name says otherwise. Steps are decisions (the environments' actions) taken with
-uniformly random legal actions. ``--json`` prints one JSON object; every run also writes
-``benchmarks/results/latest.json`` and ``latest.md`` (the table the README shows).
+uniformly random legal actions. ``--json`` prints one JSON object; every run also writes its
+figures as ``PATH.json`` and the table as ``PATH.md``: ``runs/bench/DATE-TIME/bench`` by
+default, and the committed ``benchmarks/results/latest`` (the table the README shows) only
+when asked, with ``--save benchmarks/results/latest``.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+from tiengow.agents.infra import atomic_write
 
 from . import core, peers, search_bench
 from .peers import _rate
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def game_api_steps_per_s(seconds: float, repeats: int) -> float:
@@ -98,11 +98,11 @@ def memory_bytes() -> dict[str, float]:
     return {"bytes_per_game_state": L.S_LEN * 8, "bytes_per_vector_slot": per_env / 1024}
 
 
-def measure(quick: bool = False, with_peers: bool = False, only: str | None = None,
-            log: Callable[[str], None] = print) -> dict:
+def jobs(quick: bool = False) -> list[tuple[str, Callable[[], object]]]:
+    """The measurements, by name, in the order they run."""
     seconds, repeats = (0.5, 3) if quick else (2.0, 5)
     hands = 50_000 if quick else 200_000
-    jobs: list[tuple[str, Callable[[], object]]] = [
+    return [
         ("core_hands_per_s", lambda: core.core_hands_per_s("standard", hands, repeats)),
         ("core_hands_per_s_all_cores", lambda: core.core_hands_per_s_all_cores("standard", hands, 3)),
         ("game_api_steps_per_s", lambda: game_api_steps_per_s(seconds, repeats)),
@@ -116,8 +116,22 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
         ("memory", memory_bytes),
         ("search", lambda: search_bench.search_figures(seconds, repeats)),
     ]
+
+
+def check_only(only: str | None) -> None:
+    """ValueError listing the measurements when ``--only NAME`` matches none of them."""
+    names = [name for name, _ in jobs()]
+    if only is not None and not any(only in name for name in names):
+        raise ValueError(f"--only {only!r} matches no measurement; names are: {', '.join(names)}")
+
+
+def measure(quick: bool = False, with_peers: bool = False, only: str | None = None,
+            log: Callable[[str], None] = print) -> dict:
+    """Run the measurements (those whose name contains ``only``), then the peers if asked."""
+    check_only(only)
+    seconds, repeats = (0.5, 3) if quick else (2.0, 5)
     figures: dict = {}
-    for name, job in jobs:
+    for name, job in jobs(quick):
         if only and only not in name:
             continue
         log(f"measuring {name} ...")
@@ -168,9 +182,10 @@ def table(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def save(figures: dict) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps(figures, indent=1) + "\n")
-    (RESULTS / "latest.md").write_text(f"`{figures['command']}` on {figures['machine']['processor']}, "
-                                       f"{figures['machine']['cores']} cores, Python {figures['machine']['python']}\n\n"
-                                       + table(figures) + "\n")
+def save(figures: dict, path: str) -> None:
+    """Write ``path.json`` (every figure and the machine) and ``path.md`` (the table, headed by the
+    command and the machine), each atomically."""
+    machine = figures["machine"]
+    heading = f"`{figures['command']}` on {machine['processor']}, {machine['cores']} cores, Python {machine['python']}"
+    atomic_write(path + ".json", lambda f: f.write((json.dumps(figures, indent=1) + "\n").encode()))
+    atomic_write(path + ".md", lambda f: f.write(f"{heading}\n\n{table(figures)}\n".encode()))

@@ -1,6 +1,6 @@
 """Peer platforms measured the same way as tiengow: uniformly random legal play, after a warm-up,
 median of several timed runs, on one core. Each figure is skipped (None, with the reason) when
-its package is missing: install them with ``pip install -e ".[peers]"``.
+its package is missing: install them with the ``peers`` extra (``pip install "tiengow[peers]"``).
 
 * OpenSpiel ``oh_hell`` (4 players, 8 tricks: the closest trick-taking analogue) and ``hearts``:
   whole games with uniform random bots in C++ (``pyspiel.evaluate_bots``, one call per game),
@@ -15,6 +15,8 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+
+from tiengow.agents.infra import install_hint
 
 OH_HELL = ("oh_hell", {"players": 4, "num_tricks_fixed": 8})
 HEARTS = ("hearts", {})
@@ -115,7 +117,7 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
             values = fn()
         except ImportError:
             for name in names:
-                skipped[name] = f"{package} is not installed (pip install -e \".[peers]\")"
+                skipped[name] = f"{package} is not installed ({install_hint('peers')})"
             return
         values = values if isinstance(values, tuple) else (values,)
         figures.update(zip(names, values))

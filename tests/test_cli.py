@@ -1,9 +1,18 @@
 """The command line: rules cards, exact tree sizes, demo, bench, and one-line errors."""
+import argparse
+import io
 import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from tiengow.agents.infra import install_hint
 
 from tiengow.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
 
 def run(capsys, *argv):
@@ -65,10 +74,207 @@ def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
     status, _, err = run(capsys, "train", "ppo", "--set", "total_steps=1")
     assert status == 2
-    assert err == 'tiengow: error: this command needs torch, which is not installed; pip install -e ".[train]"\n'
+    assert err == f"tiengow: error: this command needs torch, which is not installed; {install_hint('train')}\n"
+    assert "pip install -e" in install_hint("train")  # this checkout is an editable install
+
+
+def test_install_hints_fit_the_install(monkeypatch, tmp_path):
+    """An editable install is told the checkout's path; an install from a wheel the extra by name."""
+    from tiengow.agents import infra
+    checkout = Path(infra.__file__).resolve().parents[1]
+    assert install_hint("ray") == f'pip install -e "{checkout}[ray]"'
+    monkeypatch.setattr(infra, "__file__", str(tmp_path / "site-packages" / "tiengow" / "agents" / "infra.py"))
+    assert install_hint("train") == 'pip install "tiengow[train]"'
 
 
 def test_demo_prints_a_hand_and_throughput(capsys):
     status, out, _ = run(capsys, "demo", "--hands", "2000", "--deals", "3", "--seed", "3")
     assert status == 0
     assert "banker seat" in out and "hands/s" in out and "net chips" in out and "pimc    vs expert" in out
+
+
+# ----------------------------------------------------------------------------- options and errors
+def all_parsers():
+    """(name, parser) of every command and sub-command of ``tiengow``."""
+    from tiengow.cli import build_parser
+    todo, found = [("tiengow", build_parser())], []
+    while todo:
+        name, parser = todo.pop()
+        found.append((name, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [(f"{name} {sub}", p) for sub, p in action.choices.items()]
+    return found
+
+
+def test_every_option_has_help_with_its_default():
+    missing = []
+    for name, parser in all_parsers():
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):
+                continue
+            text = formatter._expand_help(action) if action.help else ""
+            if not text:
+                missing.append(f"{name} {action.dest}: no help")
+            elif action.default is not None and action.default is not False and not action.required \
+                    and "default" not in text:
+                missing.append(f"{name} {action.dest}: default {action.default!r} not said")
+    assert len(all_parsers()) >= 14
+    assert not missing, missing
+
+
+BAD_YAML = "a: [1, 2\nb: }\n"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["eval", "greedy", "--vs", "random", "--workers", "0"], "--workers"),
+    (["eval", "greedy", "--vs", "random", "--workers", "-3"], "--workers"),
+    (["eval", "greedy", "--vs", "random", "--seed", "-1"], "--seed"),
+    (["eval", "greedy", "--vs", "random", "--deals", "0"], "--deals"),
+    (["eval", "greedy", "--vs", "random", "--deals", "many"], "--deals"),
+    (["league", "random", "greedy", "--workers", "0"], "--workers"),
+    (["demo", "--hands", "0"], "--hands"),
+    (["tree", "--banker", "-1"], "--banker"),
+    (["perft", "x.json", "--depth", "-1"], "--depth"),
+    (["play", "--hands", "0"], "--hands"),
+    (["play", "--seed", "-5"], "--seed"),
+    (["show", "x.json", "--index", "0"], "--index"),
+    (["train", "cfr", "--config", "cfr_micro.yaml", "--iterations", "0"], "--iterations"),
+    (["nashconv", "uniform", "--banker", "-1"], "--banker"),
+    (["rules", "--rules", '{"preset": '], "--rules is not a valid JSON object: Expecting value at line 1, column 12"),
+    (["eval", "greedy", "--vs", "random", "--rules", "{BAD}"], "--rules is not a valid JSON object"),
+    (["eval", "greedy", "--vs", "random", "--rules", "BAD.yaml"], "at line 2, column 2"),
+    (["train", "cfr", "--config", "BAD.yaml"], "config BAD.yaml is not valid YAML"),
+    (["eval", "ppo:GARBAGE.pt", "--vs", "random", "--deals", "1"], "is not a readable PPO checkpoint"),
+    (["bench", "--only", "nosuch"], "names are: core_hands_per_s"),
+    (["league", "random", "greedy", "--deals", "1", "--out", "FILE/x"], "--out FILE/x"),
+    (["train", "cfr", "--config", "cfr_micro.yaml", "--out", "FILE/p.npz"], "--out FILE/p.npz"),
+    (["play", "--vs", "random", "--save", "FILE/match"], "--save FILE/match"),
+    (["bench", "--save", "FILE/b"], "--save FILE/b"),
+    (["replay", "--check", "nosuch.jsonl"], "cannot read nosuch.jsonl"),
+])
+def test_bad_inputs_get_one_short_message(argv, words, capsys, monkeypatch, tmp_path):
+    """At most three lines on stderr naming what was wrong, no traceback, a non-zero exit, and no
+    long work first (the league, the bench and the trainer would fail this test if started)."""
+    from tiengow.agents import arena
+    from tiengow.benchmarks import bench
+    from tiengow.training import cfr
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "BAD.yaml").write_text(BAD_YAML)
+    (tmp_path / "GARBAGE.pt").write_bytes(bytes(range(256)) * 2)
+    (tmp_path / "FILE").write_text("a file, not a folder")
+    (tmp_path / "cfr_micro.yaml").write_text("algorithm: cfr+\nrules: micro\niterations: 2\n")
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started before the bad input was refused")
+    monkeypatch.setattr(arena, "league", no_work)
+    monkeypatch.setattr(bench, "measure", no_work)
+    monkeypatch.setattr(cfr, "train", no_work)
+    status, out, err = run(capsys, *argv)
+    assert status != 0
+    assert words in err and "Traceback" not in err
+    assert 1 <= len(err.splitlines()) <= 3 and len(err) < 400, err
+
+
+def test_parse_errors_are_one_line_in_the_common_form(capsys):
+    status, _, err = run(capsys, "eval", "greedy", "--vs", "random", "--workers", "0")
+    assert status == 2
+    assert err == "tiengow: error: argument --workers: must be an integer >= 1, got 0 (see tiengow eval --help)\n"
+
+
+def test_version(capsys):
+    from tiengow_env import __version__
+    status, out, _ = run(capsys, "--version")
+    assert status == 0 and out == f"tiengow {__version__}\n"
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`tiengow replay F | head -1`: the reader goes away after one line; no traceback. The file
+    is long enough (about 1 MB of results) that the writer meets the closed pipe."""
+    records = (EXAMPLES / "match.jsonl").read_text() * 400
+    (tmp_path / "many.jsonl").write_text(records)
+    command = f"{shlex.quote(sys.executable)} -m tiengow.cli replay {tmp_path / 'many.jsonl'} | head -1"
+    run = subprocess.run(["bash", "-c", "set -o pipefail; " + command], capture_output=True, text=True, timeout=300)
+    assert run.stdout.count("\n") == 1 and run.stdout.startswith("{")
+    assert run.stderr == ""
+    assert run.returncode == 141  # 128 + SIGPIPE, as for any program the pipe closed on
+
+
+# ----------------------------------------------------------------------------- replay --check
+def test_replay_check_agrees_with_the_conformance_file(records_path, capsys):
+    status, out, _ = run(capsys, "replay", "--check", str(records_path))
+    lines = out.splitlines()
+    total = len([x for x in records_path.read_text().splitlines() if x.strip()])
+    assert status == 0
+    assert lines[-1] == f"{records_path}: {total} of {total} lines agree"
+    assert len(lines) == total + 1 and all(line.endswith(": agrees") for line in lines[:-1])
+
+
+def test_replay_check_reports_each_disagreement(tmp_path, capsys):
+    good = [json.loads(x) for x in (EXAMPLES / "check.jsonl").read_text().splitlines()]
+    wrong_net = json.loads(json.dumps(good[0]))
+    wrong_net["expected"]["net"] = [0, 0, 0, 0]
+    wrong_tricks = json.loads(json.dumps(good[1]))
+    wrong_tricks["expected"]["tricks"][0]["winner"] = (wrong_tricks["expected"]["tricks"][0]["winner"] + 1) % 4
+    must_refuse = {"record": good[0]["record"], "error": True, "reason": "a test says so"}
+    path = tmp_path / "check.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [good[0], wrong_net, wrong_tricks, must_refuse, {"x": 1}])
+                    + "\nnot json\n")
+    status, out, _ = run(capsys, "replay", "--check", str(path))
+    lines = out.splitlines()
+    assert status == 1
+    assert lines[0] == "line 1 (example): agrees"
+    assert lines[1].startswith("line 2 (example): net: got [") and lines[1].endswith("expected [0, 0, 0, 0]")
+    assert lines[2] == "line 3 (example): tricks differ"
+    assert lines[3] == "line 4: accepted, but must be refused: a test says so"
+    assert lines[4].startswith("line 5: not a check line")
+    assert lines[5].startswith("line 6: line 6 is not JSON")
+    assert lines[6] == f"{path}: 1 of 6 lines agree, 5 do not"
+
+
+# ----------------------------------------------------------------------------- the first run
+def test_a_cold_numba_cache_is_detected(monkeypatch, tmp_path):
+    import numba
+
+    from tiengow.cli import core_cache_is_cold
+    assert core_cache_is_cold() is False  # this process has run the kernels: their cache is warm
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))  # where numba would look instead
+    assert core_cache_is_cold() is True
+
+
+@pytest.mark.parametrize("tty, cold, said", [(True, True, True), (True, False, False), (False, True, False)])
+def test_the_compiling_notice_only_on_a_terminal_with_a_cold_cache(tty, cold, said, monkeypatch):
+    from tiengow import cli
+    err = io.StringIO()
+    err.isatty = lambda: tty
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(cli, "core_cache_is_cold", lambda: cold)
+    cli._say_if_compiling()
+    assert (err.getvalue() == "compiling the core (first run only)…\n") == said and (said or not err.getvalue())
+
+
+# ----------------------------------------------------------------------------- outputs
+def test_league_without_matplotlib_still_writes_json_and_table(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    status, out, err = run(capsys, "league", "random", "greedy", "--deals", "2", "--out", str(tmp_path / "lg"))
+    assert status == 0, err
+    result = json.loads((tmp_path / "lg.json").read_text())
+    assert [row["agent"] for row in result["ranking"]] == ["greedy", "random"]
+    assert not (tmp_path / "lg.png").exists()
+    notes = [line for line in out.splitlines() if "matplotlib" in line]
+    assert len(notes) == 1 and "no heat map" in notes[0] and "[train]" in notes[0]
+    assert "ranking by rating" in out and "±" in out
+
+
+def test_bench_writes_its_table_where_asked_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "bench", "--quick", "--only", "memory")
+    assert status == 0
+    (folder,) = (tmp_path / "runs" / "bench").iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["bench.json", "bench.md"]
+    assert f"wrote runs/bench/{folder.name}/bench.json" in err
+    figures = json.loads((folder / "bench.json").read_text())
+    assert figures["bytes_per_game_state"] > 0 and figures["command"] == "tiengow bench --quick --only memory"
+    status, _, _ = run(capsys, "bench", "--quick", "--only", "memory", "--save", "mine/latest")
+    assert status == 0 and (tmp_path / "mine" / "latest.md").read_text().startswith("`tiengow bench --quick")

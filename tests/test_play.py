@@ -11,12 +11,12 @@ import pytest
 from rich.console import Console
 
 from tiengow import cli
-from tiengow_env.game import Game, replay
-from tiengow_env.rules import RuleSet
 from tiengow.ui import add_parsers, cmd_play
 from tiengow.ui import render as R
 from tiengow.ui.play import Match, MatchOptions, Stop, interpret, menu
 from tiengow.ui.tracker import HandLog
+from tiengow_env.game import Game, replay
+from tiengow_env.rules import RuleSet
 
 # Through the real command once the lead has wired it into cli.py; until then the same
 # parsers and handlers through ``python -m tiengow.ui``.
@@ -163,7 +163,6 @@ def test_variants_play_and_replay(rules, seat, tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["--seat", "4"], "--seat must be 0..3"),
     (["--rules", "three_player", "--seat", "3"], "--seat must be 0..2"),
-    (["--hands", "0"], "--hands must be at least 1"),
     (["--vs", "nobody"], "unknown agent 'nobody'"),
     (["--rules", "nonsense"], "unknown preset 'nonsense'"),
     (["--rules", "{not json"], "not a valid JSON object"),
@@ -299,3 +298,69 @@ def test_an_ascii_terminal_gets_stand_ins(monkeypatch):
     console.print(R.chips_text([1, -1], lambda s: f"seat {s}"), "★ Tien Gow (天九)")
     sys.stdout.flush()
     assert raw.getvalue().decode("ascii").strip() == "seat 0 +1 | seat 1 -1 * Tien Gow"
+
+
+# ----------------------------------------------------------------------------- outputs and prompts
+def test_quitting_before_a_finished_hand_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out = play(["--vs", "random", "--hands", "2", "--seed", "1"], ["q"], monkeypatch, capsys)
+    assert code == 0 and "before the end of its first hand" in out
+    assert list(tmp_path.iterdir()) == []
+    code, out = play(["--vs", "random", "--hands", "2", "--seed", "1", "--save", "mine"], ["q"], monkeypatch, capsys)
+    assert code == 0 and list(tmp_path.iterdir()) == []
+
+
+def test_records_go_under_runs_by_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out = play(["--vs", "random", "--hands", "1", "--seed", "1"], ["1"] * 30, monkeypatch, capsys)
+    (folder,) = (tmp_path / "runs" / "play").iterdir()
+    assert code == 0 and sorted(p.name for p in folder.iterdir()) == ["hand-001.json", "match.jsonl"]
+    assert f"Saved runs/play/{folder.name}/hand-001.json" in out
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+
+
+def test_the_chips_column_is_the_match_total(tmp_path):
+    game, log = following_game()
+    match, out = scripted_match(tmp_path, [])
+    match.chips = [5, -1, -2, -2]
+    match.screen(game, log, *menu(game))
+    header, you = out.getvalue().splitlines()[1:3]
+    assert "match chips" in header and re.search(r"\+5\b", you)
+
+
+def test_more_lists_every_move(tmp_path):
+    game = Game(hands=HANDS, banker=3)
+    game.play({"seat": 3, "play": ["4-2", "2-1"]})
+    log = HandLog(game)
+    short, unlisted = menu(game)
+    every, none_left = menu(game, full=True)
+    assert unlisted > 0 and none_left == 0 and len(every) == len(short) + unlisted
+    assert [o.action for o in every[:len(short)]] == [o.action for o in short]
+    last = every[-1].action
+    match, out = scripted_match(tmp_path, ["more", str(len(every))])
+    match.person_turn(game, log)
+    text = out.getvalue()
+    assert "type more to list them all" in text and f" {len(every):3d}  discard" in text
+    assert log.record()["actions"][-1] == last
+
+
+def test_a_prompt_shows_its_brackets_on_a_terminal(monkeypatch):
+    """Rich reads "[y/N]" as a style tag unless markup is off: on a terminal it must show."""
+    from tiengow.ui.play import make_reader
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, highlight=False, markup=False)
+    monkeypatch.setattr(sys, "stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
+    monkeypatch.setattr("builtins.input", lambda *a: "y")
+    assert make_reader(console)("Discard 1-1 face down instead? [y/N] ") == "y"
+    assert re.sub(r"\x1b\[[0-9;]*m", "", console.file.getvalue()) == "Discard 1-1 face down instead? [y/N] "
+
+
+def test_ppo_under_another_preset_says_what_it_was_trained_on(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    code, out = play(["--vs", "ppo", "--rules", "hongkong", "--hands", "1", "--seed", "1", "--save",
+                      str(tmp_path / "m")], ["q"], monkeypatch, capsys)
+    notes = [line for line in out.splitlines() if line.startswith("Note:")]
+    assert code == 0 and len(notes) == 1
+    assert "trained on standard rules" in notes[0] and "banker_double" in notes[0]
+    code, out = play(["--vs", "ppo", "--hands", "1", "--seed", "1", "--save", str(tmp_path / "n")], ["q"],
+                     monkeypatch, capsys)
+    assert "Note:" not in out

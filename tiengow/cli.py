@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
+
+from tiengow.agents.infra import int_option
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -23,18 +26,17 @@ def command(name: str):
 
 def _rules_arg(text: str | None):
     """A --rules value: preset name, YAML/TOML path, or a JSON object of switches."""
-    from tiengow_env.rules import RuleSet
-    if text is None:
-        return RuleSet.from_spec("standard")
-    spec = json.loads(text) if text.lstrip().startswith("{") else text
+    from tiengow.agents.infra import rules_option
     try:
-        return RuleSet.from_spec(spec)
+        return rules_option(text)
     except ValueError as err:
         raise UsageError(str(err)) from None
 
 
 @command("replay")
 def cmd_replay(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check_records(args.path)
     from tiengow_env.game import RecordError, replay
     records = _read_records(args.path)
     ok = True
@@ -57,6 +59,52 @@ def _read_records(path: str) -> list:
         return load_records(path)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror}") from None
+
+
+# The result fields a conformance line's "expected" pins, besides the tricks.
+CHECKED = ("columns", "last_trick_winner", "trick_bonus", "settlement", "net", "multipliers")
+
+
+def _check_records(path: str) -> int:
+    """``tiengow replay --check FILE``: replay each ``{"record", "expected"}`` line (or
+    ``{"record", "error": true}``, a record that must be refused) and say whether the engine
+    agrees; one line per line of the file, then a summary. Exit 0 only if every line agrees."""
+    agree = 0
+    lines = _read_records(path)
+    for n, line in enumerate(lines, 1):
+        where = f"line {n}" + (f" ({line['tag']})" if isinstance(line, dict) and line.get("tag") else "")
+        verdict = _check_line(line)
+        agree += verdict is None
+        print(f"{where}: {verdict or 'agrees'}")
+    print(f"{path}: {agree} of {len(lines)} lines agree" + ("" if agree == len(lines) else
+                                                             f", {len(lines) - agree} do not"))
+    sys.stdout.flush()
+    return 0 if lines and agree == len(lines) else 1
+
+
+def _check_line(line: object) -> str | None:
+    """None if the engine agrees with a conformance line, else what differs, in one line."""
+    from tiengow_env.game import RecordError, replay
+    if isinstance(line, RecordError):
+        return str(line)
+    if not isinstance(line, dict) or "record" not in line or not ("expected" in line or line.get("error")):
+        return 'not a check line: expected {"record": ..., "expected": {...}} or {"record": ..., "error": true}'
+    try:
+        got = replay(line["record"])
+    except RecordError as err:
+        if line.get("error"):
+            return None
+        return f"refused ({err}), but expected a result"
+    if line.get("error"):
+        return "accepted, but must be refused" + (f": {line['reason']}" if line.get("reason") else "")
+    expected = line["expected"]
+    differ = [f"{key}: got {json.dumps(got.get(key))}, expected {json.dumps(expected[key])}"
+              for key in CHECKED if key in expected and got.get(key) != expected[key]]
+    fields = ("leader", "winner", "size", "winning")
+    if "tricks" in expected and ([[t.get(f) for f in fields] for t in got.get("tricks", [])]
+                                 != [[t.get(f) for f in fields] for t in expected["tricks"]]):
+        differ.append("tricks differ")
+    return "; ".join(differ) or None
 
 
 @command("perft")
@@ -172,11 +220,13 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def _progress_bar(total: int, label: str):
-    """A rich progress bar on stderr (so that --json output stays clean); yields an advance()."""
+    """A rich progress bar on stderr (so that --json output stays clean), none when stderr is
+    not a terminal; returns the bar and an advance(n)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    console = Console(stderr=True)
     progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True)
+                        console=console, transient=True, disable=not console.is_terminal)
     task = progress.add_task(label, total=total)
     return progress, lambda n: progress.advance(task, n)
 
@@ -212,38 +262,65 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 @command("league")
 def cmd_league(args: argparse.Namespace) -> int:
-    """Round robin of duplicate evaluations: cross table, ranking, JSON and a PNG heat map."""
+    """Round robin of duplicate evaluations: cross table, ranking by rating, JSON and a PNG heat map."""
     from tiengow.agents.arena import heat_map, league
+    from tiengow.agents.infra import atomic_write, check_output_path, install_hint, run_dir
     rules = _rules_arg(args.rules)
     for spec in args.agents:
         _agent_spec(spec)
+    if args.out is not None:  # refuse an unwritable path before the league is played, not after
+        check_output_path(args.out + ".json", "--out")
+    try:  # known before the league is played: without it, the JSON and the table still come out
+        import matplotlib  # noqa: F401
+        plot = True
+    except ImportError:
+        plot = False
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
         result = league(args.agents, args.deals, args.seed, rules, args.workers, advance, args.ray)
     from rich.console import Console
     from rich.table import Table
-    cross = Table("candidate \\ opponent", *args.agents, title=f"chips per hand, {args.deals} duplicate deals each")
+    console = Console()
+    cross = Table("candidate \\ opponent", *args.agents,
+                  title=f"chips per hand ± 95% CI, {args.deals} duplicate deals each")
     for a in args.agents:
-        cross.add_row(a, *("—" if a == b else f"{result['cross_table'][a][b]:+.3f}" for b in args.agents))
-    Console().print(cross)
+        cells = []
+        for b in args.agents:
+            lo, hi = result["cross_ci95"][a].get(b, (0.0, 0.0))
+            cells.append("—" if a == b else f"{result['cross_table'][a][b]:+.2f} ± {(hi - lo) / 2:.2f}")
+        cross.add_row(a, *cells)
+    console.print(cross)
+    ranking = Table("rank", "agent", "rating", "95% CI", "mean chips per hand", title="ranking by rating")
     for rank, row in enumerate(result["ranking"], 1):
-        print(f"{rank}. {row['agent']:12s} {row['mean_chips_per_hand']:+.3f}")
-    with open(args.out + ".json", "w") as f:
-        json.dump(result, f, indent=1)
-    heat_map(result, args.out + ".png")
-    print(f"wrote {args.out}.json and {args.out}.png")
+        lo, hi = row["rating_ci95"]
+        ranking.add_row(str(rank), row["agent"], f"{row['rating']:+.0f}", f"[{lo:+.0f}, {hi:+.0f}]",
+                        f"{row['mean_chips_per_hand']:+.3f}")
+    console.print(ranking)
+    console.print(f"rating: {result['rating']}", soft_wrap=True, highlight=False)
+    out = args.out if args.out is not None else os.path.join(run_dir("league"), "league")
+    atomic_write(out + ".json", lambda f: f.write((json.dumps(result, indent=1) + "\n").encode()))
+    if plot:
+        heat_map(result, out + ".png")
+        print(f"wrote {out}.json and {out}.png")
+    else:
+        print(f"wrote {out}.json; no heat map: the PNG needs matplotlib ({install_hint('train')})")
     return 0
 
 
 @command("bench")
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
+    from tiengow.agents.infra import check_output_path, run_dir
     from tiengow.benchmarks import bench
+    bench.check_only(args.only)
+    if args.save is not None:
+        check_output_path(args.save + ".json", "--save")
     figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
-    if args.only is None:
-        bench.save(figures)
+    out = args.save if args.save is not None else os.path.join(run_dir("bench"), "bench")
+    bench.save(figures, out)
     print(json.dumps(figures) if args.json else bench.table(figures))
+    print(f"wrote {out}.json and {out}.md", file=sys.stderr)
     return 0
 
 
@@ -261,55 +338,89 @@ def cmd_show(args: argparse.Namespace) -> int:
     return run(args)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Adds "(default: X)" to an option's help when it has a default and the text does not say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        # identity, not equality: a default of 0 is shown, unlike the False of a flag
+        shown = not any(action.default is nothing for nothing in (None, False, argparse.SUPPRESS))
+        shown = shown and not action.required
+        if shown and "default" not in text and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (the problem, and where to look) in the form
+    of every other error, not the usage block; its sub-command parsers are of the same kind."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        self.exit(2, f"tiengow: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tiengow_env import __version__
-    parser = argparse.ArgumentParser(prog="tiengow", description="Tien Gow (天九) for AI research.")
+    parser = Parser(prog="tiengow", description="Tien Gow (天九) for AI research.")
     parser.add_argument("--version", action="version", version=f"tiengow {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rules_help = "preset name, YAML/TOML file, or JSON object of switches (default: standard)"
     ray_help = "run chunks of deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS"
+    agent_help = ("agent spec: random, greedy, expert, pimc[:SAMPLES], ppo[:PATH], cfr[:PATH], "
+                  "or a plugin MODULE:FACTORY")
+    positive, natural = int_option(1), int_option(0)
 
     p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results")
-    p.add_argument("path")
+    p.add_argument("path", help="a .json record, or a .jsonl file of records (one per line)")
+    p.add_argument("--check", action="store_true",
+                   help='PATH holds {"record", "expected"} lines (a conformance file): replay each, say whether '
+                        "the engine agrees, exit 0 only if every line does")
     p = sub.add_parser("perft", help="count decision sequences from a record's position")
-    p.add_argument("path")
-    p.add_argument("--depth", type=int, required=True)
+    p.add_argument("path", help="a .json record, or a .jsonl file of records")
+    p.add_argument("--depth", type=natural, required=True, help="decisions to look ahead (0 or more)")
     p = sub.add_parser("rules", help="print a preset's switches and combination table")
-    p.add_argument("preset", nargs="?")
+    p.add_argument("preset", nargs="?", help="preset name (default: list the presets)")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the card as JSON")
     p = sub.add_parser("demo", help="show a hand, simulate random hands, run a short evaluation ladder")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--hands", type=int, default=200_000)
-    p.add_argument("--deals", type=int, default=50, help="deals per duplicate evaluation (0: none)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--hands", type=positive, default=200_000, help="random hands simulated in the compiled core")
+    p.add_argument("--deals", type=natural, default=50, help="deals per duplicate evaluation (0: none)")
+    p.add_argument("--seed", type=natural, default=1, help="seed of the hand shown, the hands and the deals")
     p = sub.add_parser("tree", help="exact game-tree size of a small variant (e.g. --rules micro)")
-    p.add_argument("--rules", default="micro", help=rules_help)
-    p.add_argument("--banker", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--rules", default="micro", help="preset name, YAML/TOML file, or JSON object of switches")
+    p.add_argument("--banker", type=natural, default=0, help="the fixed banker seat")
+    p.add_argument("--json", action="store_true", help="print the sizes as JSON")
     p = sub.add_parser("eval", help="duplicate evaluation: CANDIDATE against copies of an opponent")
-    p.add_argument("candidate", help="agent spec: random, greedy, expert, pimc[:samples], ...")
-    p.add_argument("--vs", required=True, help="opponent agent spec")
-    p.add_argument("--deals", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("candidate", help=agent_help)
+    p.add_argument("--vs", required=True, help="opponent " + agent_help)
+    p.add_argument("--deals", type=positive, default=1000, help="deals, each played once per seat")
+    p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--workers", type=int, default=1, help="processes (use all cores with the core count)")
+    p.add_argument("--workers", type=positive, default=1, help="processes (use all cores with the core count)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
-    p.add_argument("--json", action="store_true")
-    p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and ranking")
-    p.add_argument("agents", nargs="+")
-    p.add_argument("--deals", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and rating")
+    p.add_argument("agents", nargs="+", help="two or more agent specs (as for eval)")
+    p.add_argument("--deals", type=positive, default=500, help="deals per ordered pair")
+    p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=positive, default=1, help="processes (use all cores with the core count)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
-    p.add_argument("--out", default="league", help="output path without extension (.json and .png)")
+    p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
+                                 "(default: runs/league/DATE-TIME/league)")
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--peers", action="store_true", help="also OpenSpiel, PettingZoo and RLCard ([peers] extra)")
-    p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME")
+    p.add_argument("--only", metavar="NAME", help="only the figures whose name contains NAME (default: all)")
+    p.add_argument("--save", metavar="PATH", help="write PATH.json and PATH.md; the README's table is "
+                   "--save benchmarks/results/latest (default: runs/bench/DATE-TIME/bench)")
     from .ui import add_parsers
     add_parsers(sub)
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
@@ -324,27 +435,75 @@ def build_parser() -> argparse.ArgumentParser:
 # Packages that only some commands need, and the pyproject extra that installs each.
 OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
                    "pyspiel": "peers", "rlcard": "peers"}
+# Commands that never run the compiled core (no "compiling" notice for them).
+NO_CORE = {"rules", "agents"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a bad option (already explained on stderr)
+        return int(done.code or 0)
+    try:
+        if args.command not in NO_CORE:
+            _say_if_compiling()
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return handler(args)
     except (UsageError, ValueError) as err:  # our ValueErrors are written for people
         print(f"tiengow: error: {err}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it
+        from tiengow.agents.infra import install_hint
         extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0])
         if extra is None:
             raise
-        print(f"tiengow: error: this command needs {err.name}, which is not installed; "
-              f'pip install -e ".[{extra}]"', file=sys.stderr)
+        print(f"tiengow: error: this command needs {err.name}, which is not installed; {install_hint(extra)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tiengow: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (``tiengow replay F | head``): stop quietly. Standard
+        # output now points at nothing, so that the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a program that the signal ended
+
+
+def _say_if_compiling() -> None:
+    """On a terminal, say so when numba is about to compile the core (its cache is cold): the
+    first command after an install or an edit of the kernels pauses for several seconds."""
+    if not sys.stderr.isatty():
+        return
+    if core_cache_is_cold():
+        print("compiling the core (first run only)…", file=sys.stderr, flush=True)
+
+
+def core_cache_is_cold() -> bool:
+    """True when numba has no cached machine code for the kernels module that is newer than
+    its source: the cache index files (``_kernels.*.nbi``) are missing or stale. Found where
+    numba itself looks (``NUMBA_CACHE_DIR``, ``__pycache__`` beside the source, or the user's
+    cache folder); unknown numba internals count as warm, so that nothing is said wrongly."""
+    try:
+        from numba.core.caching import CacheImpl
+
+        from tiengow_env import _kernels
+        source = _kernels.__file__
+        for locator_class in CacheImpl._locator_classes:
+            locator = locator_class.from_function(_kernels.deal.py_func, source)
+            if locator is not None:
+                folder = locator.get_cache_path()
+                break
+        else:
+            return False
+        built = os.path.getmtime(source)
+        return not any(name.startswith("_kernels.") and name.endswith(".nbi")
+                       and os.path.getmtime(os.path.join(folder, name)) >= built
+                       for name in os.listdir(folder))
+    except Exception:  # noqa: BLE001  (a private numba API: if it moved, say nothing)
+        return False
 
 
 if __name__ == "__main__":

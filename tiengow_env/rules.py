@@ -198,6 +198,18 @@ def _check_value(key: str, value: object) -> object:
     return value
 
 
+def parse_error_text(err: Exception) -> str:
+    """One line for a YAML, JSON or TOML syntax error: the problem and where it is
+    (``expected ',' or ']', but got ':' at line 2, column 2``)."""
+    mark = getattr(err, "problem_mark", None)  # yaml's MarkedYAMLError
+    if mark is not None:
+        return f"{getattr(err, 'problem', None) or err} at line {mark.line + 1}, column {mark.column + 1}"
+    if isinstance(err, json.JSONDecodeError):
+        return f"{err.msg} at line {err.lineno}, column {err.colno}"
+    lines = str(err).splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
 def _load_file(path: str) -> dict:
     if not os.path.exists(path):
         raise ValueError(f"rules file {path!r} does not exist")
@@ -213,7 +225,7 @@ def _load_file(path: str) -> dict:
             import yaml
             data = yaml.safe_load(raw)
     except Exception as err:  # every parser has its own error type; all mean a malformed file
-        raise ValueError(f"rules file {path!r} is not valid: {err}") from None
+        raise ValueError(f"rules file {path!r} is not valid: {parse_error_text(err)}") from None
     if not isinstance(data, dict):
         raise ValueError(f"rules file {path!r} must hold a mapping of switches, got {type(data).__name__}")
     return data

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+
+from tiengow.agents.infra import check_output_path, int_option, rules_option, run_dir
 
 
 def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argparse._SubParsersAction) -> None:
@@ -22,21 +25,23 @@ def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argpar
     add_train_cfr_parser(train_subparsers)
     p = subparsers.add_parser("nashconv", help="exact NashConv of a tabular CFR policy on a small preset")
     p.add_argument("policy", help="policy file (.npz from tiengow train cfr), or 'uniform'")
-    p.add_argument("--rules", help="rules of the exact tree (default: the rules the policy was trained on)")
-    p.add_argument("--banker", type=int, default=None, help="the fixed banker (default: the policy's)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--rules", help="rules of the exact tree: preset, YAML/TOML file or JSON object "
+                                    "(default: the rules the policy was trained on)")
+    p.add_argument("--banker", type=int_option(0), default=None, help="the fixed banker (default: the policy's)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_nashconv)
 
 
 def add_train_cfr_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("cfr", help="CFR+, CFR or MCCFR (configs/cfr_micro.yaml, configs/cfr.yaml)")
     p.add_argument("--config", required=True, help="YAML config (training.cfr.CfrConfig)")
-    p.add_argument("--out", help="policy file to write (default: the config's out)")
+    p.add_argument("--out", help="policy file to write (default: the config's out if it sets one, else "
+                                 "runs/train-cfr/DATE-TIME/CONFIG.npz)")
     p.add_argument("--algorithm", help="override the config's algorithm (cfr+, cfr, mccfr, mccfr_abstract)")
-    p.add_argument("--iterations", type=int, help="override the config's iterations")
-    p.add_argument("--log-every", type=int, help="override the config's iterations between measurements")
-    p.add_argument("--seed", type=int, help="override the config's seed")
-    p.add_argument("--log-dir", help="override the config's TensorBoard directory")
+    p.add_argument("--iterations", type=int_option(1), help="override the config's iterations")
+    p.add_argument("--log-every", type=int_option(1), help="override the config's iterations between measurements")
+    p.add_argument("--seed", type=int_option(0), help="override the config's seed")
+    p.add_argument("--log-dir", help="override the config's TensorBoard directory (default: the run's folder)")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     p.set_defaults(handler=cmd_train_cfr)
 
@@ -47,8 +52,17 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .cfr import CfrConfig, train
+    from .config import read_settings
     config = CfrConfig.from_file(args.config, algorithm=args.algorithm, iterations=args.iterations,
                                  log_every=args.log_every, seed=args.seed, log_dir=args.log_dir)
+    if args.out is not None or "out" in read_settings(args.config):  # a path the user gave
+        out = args.out if args.out is not None else config.out
+        check_output_path(out, "--out" if args.out is not None else f"out (in {args.config})")
+    else:  # no path given: a new run folder, with the TensorBoard log beside the policy
+        folder = run_dir("train-cfr")
+        out = os.path.join(folder, os.path.splitext(os.path.basename(args.config))[0] + ".npz")
+        if args.log_dir is None and config.log_dir is not None:
+            config.log_dir = os.path.join(folder, "tensorboard")
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True)
@@ -66,7 +80,7 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     printed = [start]
     with progress:
-        summary = train(config, out=args.out, progress=advance, notice=lambda text: console.print(text))
+        summary = train(config, out=out, progress=advance, notice=lambda text: console.print(text))
     summary["wall_seconds"] = round(time.perf_counter() - start, 3)
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "rules"}))
@@ -102,7 +116,7 @@ def cmd_nashconv(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.policy} is an abstract (full-game) policy; NashConv needs a tabular policy of an "
                          "exact small tree (tiengow train cfr --config configs/cfr_micro.yaml)")
     if args.rules is not None:
-        rules = RuleSet.from_spec(json.loads(args.rules) if args.rules.lstrip().startswith("{") else args.rules)
+        rules = rules_option(args.rules)
     elif loaded is not None:
         rules = RuleSet.from_spec(loaded["meta"]["rules"])
     else:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
+from tiengow_env.rules import parse_error_text
+
 Config = TypeVar("Config")
 
 
@@ -18,7 +20,7 @@ def read_settings(path: str) -> dict[str, Any]:
         import yaml
         data = yaml.safe_load(text)
     except Exception as err:  # yaml raises its own error types; all mean a malformed file
-        raise ValueError(f"config {path} is not valid YAML: {err}") from None
+        raise ValueError(f"config {path} is not valid YAML: {parse_error_text(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -293,8 +293,9 @@ def load_checkpoint(path: str, config: PpoConfig | None = None) -> dict:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for a damaged zip or pickle
-        raise ValueError(f"{path} is not a readable PPO checkpoint (corrupt or truncated?): "
-                         f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        # torch's own text runs to several long sentences about weights_only: one clause is enough
+        raise ValueError(f"{path} is not a readable PPO checkpoint (not a PyTorch file of tensors, or "
+                         f"corrupt or truncated: {type(err).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not a PPO checkpoint (expected format {FORMAT!r})")
     if data.get("version") != VERSION:

@@ -5,6 +5,8 @@ each hand's last trick (or the One Red Dot declarer) banks the next hand, with a
 while the same seat keeps the bank; net chips add up over the hands. Each finished hand is
 saved as a hand record (section 8) in the save directory, as ``hand-001.json``, ... and as
 one line of ``match.jsonl``, so that ``tiengow replay DIR/match.jsonl`` gives the same chips.
+The save directory (``--save DIR``, by default a new ``runs/play/DATE-TIME``) is created when
+the first hand is saved: a match left before then leaves nothing behind.
 
 The person decides whole decisions: a play (lead or beat) or a discard of n tiles, applied as
 one record action; bots decide action ids, and a bot's single-tile discards are merged into
@@ -19,7 +21,6 @@ import json
 import os
 import secrets
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from tiengow_env import layout as L
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, mask_types, parse_type
+
 from . import render as R
 from .tracker import HandLog, Move, Trick
 
@@ -47,6 +49,7 @@ How to move (one line each):
   d 5-1 2-2    discard these tiles face down
   declare      declare One Red Dot when you are asked (or: decline)
   m            show the table and your moves again
+  more         list every move, when the list is cut short
   ?            this help
   q            leave the match (finished hands stay saved)
 A follower answers with exactly as many tiles as the lead: a combination of
@@ -73,7 +76,8 @@ class MatchOptions:
     rules: RuleSet
     hands: int
     seed: int
-    save: Path
+    save: Path | None
+    """the directory for the records; None: a new runs/play/DATE-TIME, made at the first save"""
 
 
 class AsciiOut:
@@ -113,8 +117,8 @@ def make_reader(console: Console) -> Callable[[str], str]:
     interactive = sys.stdin.isatty()
 
     def read_line(prompt: str) -> str:
-        if interactive:
-            return console.input(prompt)
+        if interactive:  # markup off: a prompt's "[y/N]" is text, not a style tag
+            return console.input(prompt, markup=False)
         console.print(prompt, end="")
         line = sys.stdin.readline()
         if not line:
@@ -144,9 +148,10 @@ def split_words(text: str) -> list[str]:
     return text.replace("+", " ").replace(",", " ").split()
 
 
-def menu(game: Game) -> tuple[list[Option], int]:
+def menu(game: Game, full: bool = False) -> tuple[list[Option], int]:
     """The numbered whole decisions of the seat to act (plays, then discards, or declare and
-    decline), and how many more legal decisions were left out of the list to keep it short."""
+    decline), and how many more legal decisions were left out of the list to keep it short
+    (none with ``full``: every decision is listed)."""
     seat, combos = game.to_act, game.combos
     C = combos.num_combos
     legal = game.legal_actions()
@@ -157,8 +162,9 @@ def menu(game: Game) -> tuple[list[Option], int]:
     plays = sorted((a for a in legal if a < C),
                    key=lambda a: (-len(combos.combos[a].types), combos.table[a, L.T_CLASS], -combos.combos[a].strength,
                                   combos.combos[a].types))
-    unlisted = max(0, len(plays) - LEAD_MENU_LIMIT)
-    plays = plays[:LEAD_MENU_LIMIT]
+    lead_limit, discard_limit = (None, None) if full else (LEAD_MENU_LIMIT, DISCARD_MENU_LIMIT)
+    unlisted = max(0, len(plays) - LEAD_MENU_LIMIT) if lead_limit else 0
+    plays = plays[:lead_limit]
     options = []
     for a in plays:
         c = combos.combos[a]
@@ -168,8 +174,8 @@ def menu(game: Game) -> tuple[list[Option], int]:
     if any(C <= a < C + len(NAMES) for a in legal):
         size = int(game.state[L.S_SIZE])
         choices = discard_choices(mask_types(game.state[L.S_HAND + seat]), size)
-        unlisted += max(0, len(choices) - DISCARD_MENU_LIMIT)
-        for types in choices[:DISCARD_MENU_LIMIT]:
+        unlisted += max(0, len(choices) - DISCARD_MENU_LIMIT) if discard_limit else 0
+        for types in choices[:discard_limit]:
             label = Text("discard ")
             label.append_text(R.tiles_text(types))
             label.append(" face down")
@@ -185,7 +191,7 @@ def discard_choices(hand: list[int], size: int) -> list[tuple[int, ...]]:
 
 def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object]:
     """What a typed line means: ``("apply", action)``, ``("ask", (action, why))`` for tiles that
-    cannot be played but could be discarded, ``("help" | "moves" | "quit", None)``, or
+    cannot be played but could be discarded, ``("help" | "moves" | "more" | "quit", None)``, or
     ``("error", message)``."""
     seat = game.to_act
     words = split_words(text.strip().lower())
@@ -198,6 +204,8 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
         return "quit", None
     if head in ("m", "moves", "l", "list"):
         return "moves", None
+    if head in ("more", "all"):
+        return "more", None
     if len(words) == 1 and head.isdigit():
         n = int(head)
         if 1 <= n <= len(options):
@@ -285,6 +293,7 @@ class Match:
             raise ValueError(f"cannot load agent {options.vs!r}: {err}") from None
         self.chips = [0] * self.players
         self.saved: list[Path] = []
+        self.save_dir: Path | None = options.save
         self.hand_no = 0
 
     def name(self, seat: int) -> str:
@@ -300,7 +309,10 @@ class Match:
         named = self.rules.name + (f" ({changes})" if "custom" in self.rules.name else "")
         self.out(Text(f"Tien Gow (天九), {named} rules: you are seat {self.me}, against {o.vs}", "bold"),
                  soft_wrap=True)
-        self.out(f"{o.hands} hand{'s' * (o.hands > 1)}, seed {o.seed}; records go to {o.save}/; type ? for help")
+        where = f"{o.save}/" if o.save is not None else "a new folder under runs/play/"
+        self.out(f"{o.hands} hand{'s' * (o.hands > 1)}, seed {o.seed}; finished hands are saved in {where}; "
+                 "type ? for help")
+        self.warn_if_trained_elsewhere()
         banker, streak = None, 1
         try:
             for self.hand_no in range(1, o.hands + 1):
@@ -324,9 +336,20 @@ class Match:
         place = sum(c > self.chips[self.me] for c in self.chips)
         tied = sum(c == self.chips[self.me] for c in self.chips) > 1
         self.out(f"You finish {('first', 'second', 'third', 'fourth')[place]}{' (tied)' * tied} of {self.players}.")
-        self.out(f"Records: {o.save}/hand-001.json to hand-{o.hands:03d}.json, and all in match.jsonl:")
-        self.out(f"  tiengow replay {o.save}/match.jsonl    tiengow show {o.save}/hand-001.json")
+        self.out(f"Records: {self.save_dir}/hand-001.json to hand-{o.hands:03d}.json, and all in match.jsonl:")
+        self.out(f"  tiengow replay {self.save_dir}/match.jsonl    tiengow show {self.save_dir}/hand-001.json")
         return 0
+
+    def warn_if_trained_elsewhere(self) -> None:
+        """One line when the bots were trained on other rules than the table's (a checkpoint of
+        the same shapes loads under another preset, but it learnt another game)."""
+        agent = next(iter(self.bots.values()))
+        trained = getattr(agent, "trained_rules", None)
+        if trained is None or trained.switches() == self.rules.switches():
+            return
+        differ = [k for k, v in self.rules.switches().items() if trained.switches().get(k) != v]
+        self.out(Text(f"Note: {self.options.vs} was trained on {trained.name} rules; at this table "
+                      f"{', '.join(differ)} differ, so expect it to play below its strength.", "yellow"))
 
     def play_hand(self, game: Game) -> HandLog:
         o = self.options
@@ -376,6 +399,12 @@ class Match:
                 self.out(HELP)
             elif what == "moves":
                 self.screen(game, log, options, unlisted)
+            elif what == "more":
+                if not unlisted:
+                    self.out("Every move is listed already.")
+                    continue
+                options, unlisted = menu(game, full=True)
+                self.screen(game, log, options, unlisted)
             elif what == "quit":
                 raise Stop("You left the match.")
             elif what == "ask":
@@ -397,7 +426,7 @@ class Match:
         trick = log.current
         number = len(log.tricks) + (0 if trick else 1)
         self.out(Rule(f"Hand {self.hand_no} · trick {number}", style="dim"))
-        rows: list = [("seat", "tiles", "columns", "face down", "chips", "this trick")]
+        rows: list = [("seat", "tiles", "columns", "face down", "match chips", "this trick")]
         played = {m.seat: m for m in trick.moves} if trick else {}
         for s in range(self.players):
             who = self.name(s) + (" (banker)" if s == game.banker else "")
@@ -431,7 +460,7 @@ class Match:
         for n, option in enumerate(options, 1):
             self.out(Text(f" {n:3d}  ") + option.label)
         if unlisted:
-            self.out(f"  ... and {unlisted} more, not listed: type their tiles")
+            self.out(f"  ... and {unlisted} more: type more to list them all, or type their tiles")
         hint = ["a number"]
         if options and "play" in options[0].action:
             hint.append("tiles such as " + " ".join(options[0].action["play"]))
@@ -481,11 +510,15 @@ class Match:
             self.out(f"{'You bank' if w == self.me else f'Seat {w} banks'} the next hand.")
 
     def save(self, log: HandLog) -> None:
+        from tiengow.agents.infra import run_dir
+        if self.save_dir is None:
+            self.save_dir = Path(run_dir("play"))
+        self.save_dir.mkdir(parents=True, exist_ok=True)
         record = log.record()
         line = json.dumps(record)
-        path = self.options.save / f"hand-{self.hand_no:03d}.json"
+        path = self.save_dir / f"hand-{self.hand_no:03d}.json"
         path.write_text(line + "\n", encoding="utf-8")
-        with open(self.options.save / "match.jsonl", "a", encoding="utf-8") as f:
+        with open(self.save_dir / "match.jsonl", "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self.saved.append(path)
         self.out(Text(f"Saved {path}", "dim"))
@@ -497,38 +530,26 @@ def _seed(seed: int, hand: int, seat: int) -> int:
 
 
 # ----------------------------------------------------------------------------- the command
-def rules_from_text(text: str | None) -> RuleSet:
-    """A --rules value: preset name, YAML/TOML file, or a JSON object of switches."""
+def save_directory(text: str | None) -> Path | None:
+    """The directory for the hand records, checked but not yet made: new, or without records in
+    it (None: the default, a new runs/play/DATE-TIME made at the first save)."""
+    from tiengow.agents.infra import check_output_path
     if text is None:
-        return RuleSet.from_spec("standard")
-    if text.lstrip().startswith("{"):
-        try:
-            spec = json.loads(text)
-        except ValueError as err:
-            raise ValueError(f"--rules is not a valid JSON object: {err}") from None
-        return RuleSet.from_spec(spec)
-    return RuleSet.from_spec(text)
-
-
-def save_directory(text: str | None) -> Path:
-    """The directory for the hand records: new or without records in it."""
-    path = Path(text) if text else Path("tiengow-matches") / time.strftime("%Y%m%d-%H%M%S")
+        check_output_path(os.path.join("runs", "play", "match.jsonl"), "the default save folder")
+        return None
+    path = Path(text)
     if path.exists() and not path.is_dir():
         raise ValueError(f"--save {path}: not a directory")
     if path.is_dir() and (any(path.glob("hand-*.json")) or (path / "match.jsonl").exists()):
         raise ValueError(f"--save {path} already holds hand records; choose a new or empty directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"--save {path}: cannot create the directory ({err.strerror})") from None
-    if not os.access(path, os.W_OK):
-        raise ValueError(f"--save {path}: the directory is not writable")
+    check_output_path(str(path / "match.jsonl"), "--save")
     return path
 
 
 def cmd_play(args) -> int:
     """``tiengow play``; ValueError with a message for people on bad arguments."""
-    rules = rules_from_text(args.rules)
+    from tiengow.agents.infra import rules_option
+    rules = rules_option(args.rules)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat must be 0..{rules.players - 1} for {rules.players} players, got {args.seat}")
     if args.hands < 1:
