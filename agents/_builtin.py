@@ -40,19 +40,22 @@ def _ppo(argument, rules, seed):
     return make_ppo_agent(argument, rules, seed)
 
 
-@register("pimc")
+@register("pimc", category="search",
+          description="PIMC: each legal action played out in SAMPLES sampled worlds; options rollout, endgame, beta")
 def _pimc(argument, rules, seed):
     from .pimc import make_pimc
     return make_pimc(argument, rules, seed)
 
 
-@register("ismcts")
+@register("ismcts", category="search",
+          description="single-observer information-set MCTS, ITERATIONS per decision; options rollout, endgame, c")
 def _ismcts(argument, rules, seed):
     from .pimc import make_ismcts
     return make_ismcts(argument, rules, seed)
 
 
-@register("search")
+@register("search", category="search",
+          description="the strongest search-only bot at <= 20 ms a decision (pimc:192:rollout=expert); search:BUDGET")
 def _search(argument, rules, seed):
     from .pimc import make_search
     return make_search(argument, rules, seed)

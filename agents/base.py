@@ -48,10 +48,16 @@ class Agent:
         return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
 
 
-def register(kind: str) -> Callable[[AgentFactory], AgentFactory]:
-    """Register a factory ``(argument, rules, seed) -> Agent`` under a spec prefix."""
+DESCRIPTIONS: dict[str, tuple[str, str]] = {}  # spec prefix: (category, one-line description)
+
+
+def register(kind: str, *, category: str = "", description: str = "") -> Callable[[AgentFactory], AgentFactory]:
+    """Register a factory ``(argument, rules, seed) -> Agent`` under a spec prefix, with its
+    category (heuristic, search, learned, plugin) and a one-line description."""
     def wrap(factory: AgentFactory) -> AgentFactory:
         REGISTRY[kind] = factory
+        if category or description:
+            DESCRIPTIONS[kind] = (category, description)
         return factory
     return wrap
 
