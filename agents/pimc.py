@@ -17,6 +17,8 @@ legal action no bot searches. Every bot reads only what the acting seat may know
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from tiengow_env.game import Game
@@ -52,10 +54,11 @@ class SearchAgent(Agent):
         return int(actions[int(np.argmax(scores))])
 
     def explain(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> dict | None:
-        """The search's value of each legal action (mean chips of the acting seat), for a UI."""
+        """The search's value of each legal action (mean chips of the acting seat), for a UI:
+        the very search the next ``act`` runs (the same seed; the bot's own draws are kept)."""
         if game is None or game.is_over:
             return None
-        actions, _, chips = self.search(game, int(self.rng.integers(2**63)))
+        actions, _, chips = self.search(game, int(copy.deepcopy(self.rng).integers(2**63)))
         return {"kind": "values", "actions": [int(a) for a in actions], "values": [float(v) for v in chips]}
 
     def act_batch(self, observations, masks):

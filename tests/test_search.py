@@ -222,9 +222,14 @@ def test_explain_gives_a_value_per_searched_action():
     game = decision_points(1, seed=2)[0]
     observation, mask = game.observe()
     for spec in ("pimc:16", "ismcts:200"):
-        explained = make_agent(spec).explain(observation, mask, game=game)
+        bot = make_agent(spec)
+        explained = bot.explain(observation, mask, game=game)
         assert explained["kind"] == "values" and len(explained["actions"]) == len(explained["values"]) >= 2
         assert set(explained["actions"]) <= set(np.flatnonzero(mask).tolist())
+        assert bot.explain(observation, mask, game=game) == explained  # explaining draws nothing
+        chosen = bot.act(observation, mask, game=game)
+        if spec.startswith("pimc"):  # pimc plays the action of the best value it explained
+            assert chosen == explained["actions"][int(np.argmax(explained["values"]))]
 
 
 # ============================================================================ without the JIT
