@@ -55,7 +55,7 @@ def _ismcts(argument, rules, seed):
 
 
 @register("search", category="search",
-          description="the strongest search-only bot at <= 20 ms a decision (pimc:192:rollout=expert); search:BUDGET")
+          description="the strongest search-only bot at <= 20 ms a decision (pimc:850); search:BUDGET scales it")
 def _search(argument, rules, seed):
     from .pimc import make_search
     return make_search(argument, rules, seed)

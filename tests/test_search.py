@@ -153,7 +153,7 @@ def last_trick_positions(count: int, seed: int):
     return found
 
 
-@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:rollout=expert:endgame=8", "ismcts:100", "search"])
+@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:rollout=expert:endgame=8", "ismcts:100", "search:0.05"])
 def test_positions_with_one_right_move(spec):
     for k, (game, right) in enumerate(last_trick_positions(4, seed=21)):
         bot = make_agent(spec, seed=k)
