@@ -43,6 +43,14 @@ class Agent:
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         raise NotImplementedError
 
+    def explain(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> dict | None:
+        """The agent's view of its next choice, for people watching it (``tiengow serve``):
+        ``{"kind": "probabilities" | "values", "actions": [legal action ids], "values": [floats]}``,
+        a policy's probabilities or a search's value per action; None (the default) when the
+        agent has no such view. It must leave the agent as it was: ``act`` after ``explain``
+        chooses what it would have chosen without it."""
+        return None
+
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row of ``(N, D)`` observations and ``(N, A)`` masks."""
         return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)

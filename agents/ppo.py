@@ -56,6 +56,13 @@ class PpoAgent(Agent):
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         return int(self.act_batch(observation[None], mask[None])[0])
 
+    def explain(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> dict:
+        """The policy's probabilities over the legal actions (the softmax of the masked logits)."""
+        legal = np.flatnonzero(mask)
+        logits = self.logits(observation[None], mask[None])[0, legal].astype(np.float64)
+        weights = np.exp(logits - logits.max())
+        return {"kind": "probabilities", "actions": legal.tolist(), "values": (weights / weights.sum()).tolist()}
+
 
 @functools.lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:

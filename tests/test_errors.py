@@ -256,9 +256,9 @@ BAD_RECORDS = [
     ("banker_3_of_three", {"rules": "three_player", "banker": 3,
                            "hands": [[], [], []], "actions": []}, ["banker must be a seat 0..2"]),
     # streak
-    ("streak_zero", rec([], streak=0), ["streak must be an integer >= 1"]),
-    ("streak_string", rec([], streak="2"), ["streak must be an integer >= 1"]),
-    ("streak_bool", rec([], streak=True), ["streak must be an integer >= 1"]),
+    ("streak_zero", rec([], streak=0), ["streak must be an integer from 1 to 2^63 - 1"]),
+    ("streak_string", rec([], streak="2"), ["streak must be an integer from 1 to 2^63 - 1"]),
+    ("streak_bool", rec([], streak=True), ["streak must be an integer from 1 to 2^63 - 1"]),
 ]
 
 
@@ -281,7 +281,7 @@ def test_bad_record_is_refused(record, words):
     (dict(hands=_hands_with(0, 0, "6-6"), banker=0), "too many 6-6"),
     (dict(hands=DEAL, banker=4), "banker must be a seat 0..3"),
     (dict(hands=DEAL, banker=True), "banker must be a seat"),
-    (dict(hands=DEAL, banker=0, streak=0), "streak must be an integer >= 1"),
+    (dict(hands=DEAL, banker=0, streak=0), r"streak must be an integer from 1 to 2\^63 - 1"),
     (dict(hands=DEAL, banker=0, rules="nope"), "unknown preset 'nope'"),
     (dict(seed=1, rules={"deck": "30_no_supreme"}), "cannot be dealt evenly"),
 ])
@@ -372,9 +372,14 @@ def test_cli_directory_instead_of_file(tmp_path, capsys):
 
 
 def test_cli_file_not_utf8(tmp_path, capsys):
+    # Issue 15: a line that is not UTF-8 is an error line of its own, not the whole file's.
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\xff\xfe\x00 not json\n")
-    _main_one_line_error(capsys, ["replay", str(path)])
+    assert cli.main(["replay", str(path)]) == 2
+    out = capsys.readouterr()
+    assert out.err == ""
+    assert json.loads(out.out) == {"error": "line 1 is not valid UTF-8 (byte b'\\xff' at offset 0)",
+                                   "action_index": None}
 
 
 def test_cli_perft_negative_depth(tmp_path, capsys):

@@ -35,22 +35,33 @@ def _rules_arg(text: str | None):
 
 @command("replay")
 def cmd_replay(args: argparse.Namespace) -> int:
+    """One JSON line per record (per input line of a .jsonl file): its result, or
+    ``{"error": ..., "action_index": ...}``; exit status 0 when every record replayed, else 2."""
     if args.check:
         return _check_records(args.path)
-    from tiengow_env.game import RecordError, replay
-    records = _read_records(args.path)
+    from tiengow_env.game import replay
     ok = True
-    for record in records:
+    for record in _read_records(args.path):
         try:
-            if isinstance(record, RecordError):
-                raise record
-            line = replay(record)
-        except RecordError as err:
+            line = replay(_record_or_raise(record))
+        except ValueError as err:
             ok = False
-            line = {"error": str(err), "action_index": err.action_index}
+            line = _error_line(err)
         print(json.dumps(line))
     sys.stdout.flush()
     return 0 if ok else 2
+
+
+def _record_or_raise(record: object) -> object:
+    """A record read by load_records; a line that could not be read raises its RecordError."""
+    from tiengow_env.game import RecordError
+    if isinstance(record, RecordError):
+        raise record
+    return record
+
+
+def _error_line(err: ValueError) -> dict:
+    return {"error": str(err), "action_index": getattr(err, "action_index", None)}
 
 
 def _read_records(path: str) -> list:
@@ -109,16 +120,20 @@ def _check_line(line: object) -> str | None:
 
 @command("perft")
 def cmd_perft(args: argparse.Namespace) -> int:
-    from tiengow_env.game import RecordError, perft
-    records = _read_records(args.path)
+    """One line per record: its perft count, or an error line as in replay; exit 0 or 2."""
+    from tiengow_env.game import perft
+    from tiengow_env.layout import MAX_SEATS
+    from tiengow_env.tiles import NUM_TILES
+    longest = NUM_TILES + MAX_SEATS  # no hand of any rules takes more decisions (game.longest_hand)
+    if not 0 <= args.depth <= longest:
+        raise UsageError(f"--depth must be 0 to {longest} (the longest possible hand of any rules), "
+                         f"got {args.depth}")
     status = 0
-    for record in records:
+    for record in _read_records(args.path):
         try:
-            if isinstance(record, RecordError):
-                raise record
-            print(perft(record, args.depth))
-        except RecordError as err:
-            print(json.dumps({"error": str(err), "action_index": err.action_index}))
+            print(perft(_record_or_raise(record), args.depth))
+        except ValueError as err:
+            print(json.dumps(_error_line(err)))
             status = 2
     return status
 
@@ -338,6 +353,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return run(args)
 
 
+@command("serve")
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The web app: play, watch, replay and league views in the browser (tiengow/web)."""
+    from .web.server import serve
+    return serve(args.host, args.port, args.records)
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """Adds "(default: X)" to an option's help when it has a default and the text does not say it."""
 
@@ -375,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
                   "or a plugin MODULE:FACTORY")
     positive, natural = int_option(1), int_option(0)
 
-    p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results")
+    p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results, "
+                                      "one line per input line (exit 2 if any is an error)")
     p.add_argument("path", help="a .json record, or a .jsonl file of records (one per line)")
     p.add_argument("--check", action="store_true",
                    help='PATH holds {"record", "expected"} lines (a conformance file): replay each, say whether '
@@ -423,6 +446,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "--save benchmarks/results/latest (default: runs/bench/DATE-TIME/bench)")
     from .ui import add_parsers
     add_parsers(sub)
+    p = sub.add_parser("serve", help="play, watch, replay and league views in the browser ([web] extra)",
+                       description="A local web app: play the bots, watch bots play with their view of each "
+                                   "choice, replay saved hands, and show a league.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--records", metavar="DIR", help="folder the hands are saved in and replays and leagues are read "
+                                                    "from, and no other (default: runs/serve/DATE-TIME)")
     train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR) or ppo")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
@@ -434,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Packages that only some commands need, and the pyproject extra that installs each.
 OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
-                   "pyspiel": "peers", "rlcard": "peers"}
+                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
 # Commands that never run the compiled core (no "compiling" notice for them).
 NO_CORE = {"rules", "agents"}
 

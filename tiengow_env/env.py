@@ -78,6 +78,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
+from .checks import check_seed, short_repr
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
@@ -99,10 +100,11 @@ class Session:
     def __init__(self, rules: Any = "standard", hands: int = 1, reward_scale: float = 1.0):
         self.rules = RuleSet.from_spec(rules)
         if type(hands) is not int or hands < 1:
-            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {hands!r}")
+            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
                 or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
+            raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
+        self.rules.check_match(hands)  # episode chips stay within int64
         self.hands = hands
         self.reward_scale = float(reward_scale)
         self.combos = table_for(self.rules)
@@ -136,9 +138,7 @@ class Session:
         """Begin an episode; ``seed`` reseeds the core generator (as ``Game(seed=...)``),
         None continues it (the first time, it seeds from the operating system)."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an integer or None, got {seed!r}")
-            K.seed_rng(self.rng, np.uint64(int(seed) % 2**64))
+            K.seed_rng(self.rng, np.uint64(check_seed(seed)))
         elif not self.seeded:
             K.seed_rng(self.rng, np.random.SeedSequence().generate_state(1, np.uint64)[0])
         self.seeded = True
@@ -162,10 +162,10 @@ class Session:
         """
         if type(action) is not int:  # plain ints skip the slower checks
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-                raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
+                raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {short_repr(action)}")
             action = int(action)
         if not 0 <= action < self.num_actions:
-            raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {action!r}")
+            raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {short_repr(action)}")
         if self.episode_over:
             raise ValueError("no episode in play (it is over, or has not begun); call reset()")
         status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history,
@@ -280,12 +280,12 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
                  reward_scale: float = 1.0, illegal_reward: float | None = None):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {short_repr(render_mode)}")
         if illegal_reward is not None and (isinstance(illegal_reward, bool)
                                            or not isinstance(illegal_reward, (int, float))
                                            or not np.isfinite(illegal_reward)):
             raise ValueError("illegal_reward must be None (an illegal action raises ValueError) or a finite "
-                             f"number, got {illegal_reward!r}")
+                             f"number, got {short_repr(illegal_reward)}")
         self.render_mode = render_mode
         self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
         self.session = Session(rules, hands, reward_scale)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
+from .checks import check_seed, is_integer, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
 from .tiles import NAMES, NUM_TYPES, TYPE_BITS, mask_names, mask_types, parse_type
@@ -47,12 +48,10 @@ class Game:
         self.rules = RuleSet.from_spec(rules)
         self.combos: CombinationTable = table_for(self.rules)
         players = self.rules.players
-        if not isinstance(streak, int) or isinstance(streak, bool) or streak < 1:
-            raise ValueError(f"streak must be an integer >= 1, got {streak!r}")
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy)
+        streak = self.rules.check_streak(streak)  # RULES.md section 8: payments stay within int64
+        seed = check_seed(int(np.random.SeedSequence().entropy) if seed is None else seed)
         rng = np.zeros(1, dtype=np.uint64)
-        K.seed_rng(rng, np.uint64(int(seed) % 2**64))
+        K.seed_rng(rng, np.uint64(seed))
         if hands is None:
             masks = np.zeros(L.MAX_SEATS, dtype=np.int64)
             K.deal(rng, self.combos.rules_array, masks)
@@ -60,8 +59,8 @@ class Game:
             masks = self._hand_masks(hands)
         if banker is None:
             banker = int((K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players)
-        if not isinstance(banker, (int, np.integer)) or isinstance(banker, bool) or not 0 <= banker < players:
-            raise ValueError(f"banker must be a seat 0..{players - 1}, got {banker!r}")
+        if not is_integer(banker) or not 0 <= banker < players:
+            raise ValueError(f"banker must be a seat 0..{players - 1}, got {short_repr(banker)}")
         self.state = np.zeros(L.S_LEN, dtype=np.int64)
         K.new_hand(self.state, masks, int(banker), streak, self.combos.table, self.combos.rules_array)
         self._scratch = np.zeros(self.combos.num_actions + 1200, dtype=np.int64)
@@ -108,10 +107,15 @@ class Game:
         return ("declare", "lead", "follow", "over")[int(self.state[L.S_PHASE])]
 
     def hand(self, seat: int) -> list[str]:
-        return mask_names(self.state[L.S_HAND + seat])
+        return mask_names(self.state[L.S_HAND + self._seat(seat)])
 
     def dealt(self, seat: int) -> list[str]:
-        return mask_names(self.state[L.S_DEALT + seat])
+        return mask_names(self.state[L.S_DEALT + self._seat(seat)])
+
+    def _seat(self, seat: object) -> int:
+        if not is_integer(seat) or not 0 <= seat < self.players:
+            raise ValueError(f"seat must be a seat 0..{self.players - 1}, got {short_repr(seat)}")
+        return int(seat)
 
     def legal_actions(self) -> list[int]:
         n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
@@ -125,9 +129,9 @@ class Game:
     def observe(self, seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Observation vector (observation.py) and legal-action mask of ``seat`` (default: the
         seat to act); the mask is all False for a seat that is not to act."""
-        seat = self.to_act if seat is None else seat
-        if seat is None or not 0 <= seat < self.players:
+        if seat is None and self.is_over:
             raise ValueError(f"observe needs a seat 0..{self.players - 1}; the hand is over")
+        seat = self._seat(self.to_act if seat is None else seat)
         offsets = _observation_offsets(self.players, self.rules.hand_size)
         obs = np.zeros(offsets[-1], dtype=np.float32)
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
@@ -155,15 +159,21 @@ class Game:
     # ----------------------------------------------------------------- acting
     def step(self, action: int) -> None:
         """Apply one action id of the acting seat; ValueError if it is not legal now."""
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, got {action!r}")
+        if not is_integer(action) or not 0 <= action < self.combos.num_actions:
+            raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, "
+                             f"got {short_repr(action)}")
         if self.is_over:
             raise ValueError(f"action {action}: the hand is over")
-        legal = self.legal_actions()
-        if int(action) not in legal:
-            raise ValueError(f"action {action} ({self.action_name(int(action))}) is not legal for seat "
-                             f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
+        self._check_legal(int(action))
         self._apply(int(action))
+
+    def _check_legal(self, action: int) -> None:
+        """ValueError unless ``action`` is one of ``legal_actions()`` (what step() accepts)."""
+        n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
+        if action not in self._scratch[:n]:
+            legal = self.legal_actions()
+            raise ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
+                             f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
 
     def _apply(self, action: int) -> None:
         actor = self.to_act
@@ -177,7 +187,9 @@ class Game:
                 self.forced.append((s, mask_types(new)[0]))
 
     def play(self, action: object) -> None:
-        """Apply one hand-record action (RULES.md section 8); ValueError with the reason."""
+        """Apply one hand-record action (RULES.md section 8); ValueError with the reason, and
+        then nothing has changed. It accepts exactly what ``step()`` would, also when ``step()``
+        has already put down part of a face-down answer (then only the tiles still owed)."""
         seat, kind, value = parse_action(action, self.players)
         for k, (s, t) in enumerate(self.forced):
             if s == seat:  # a forced early-death discard that the record spells out
@@ -194,27 +206,40 @@ class Game:
         if kind == "declare":
             if phase != "declare":
                 raise ValueError(f"seat {seat} cannot declare One Red Dot now")
-            self._apply(C + (L.DECLARE_OFFSET if value else L.DECLINE_OFFSET))
+            choice = C + (L.DECLARE_OFFSET if value else L.DECLINE_OFFSET)
+            self._check_legal(choice)
+            self._apply(choice)
             return
         if phase == "declare":
             raise ValueError(f"seat {seat} must first declare or decline One Red Dot")
-        self._check_held(seat, value)
+        owed = int(self.state[L.S_OWED])  # > 0: step() has put down part of this seat's answer
         if kind == "play":
+            if owed:
+                raise ValueError(f"seat {seat} has begun a face-down answer and owes {owed} more tile(s): "
+                                 "only face-down discards are legal now")
+            self._check_held(seat, value)
             j = self.combos.find(value)
             if j < 0:
                 raise ValueError(f"{'+'.join(NAMES[t] for t in sorted(value))} is not a combination")
             if phase == "follow":
                 self._check_beats(j)
+            self._check_legal(j)
             self._apply(j)
             return
         if phase == "lead":
             raise ValueError("the leader must play a combination, not discard")
+        if owed and len(value) != owed:
+            raise ValueError(f"seat {seat} owes {owed} more tile{'s' if owed > 1 else ''} face down "
+                             f"(step() put down the rest), got {len(value)}")
         size = int(self.state[L.S_SIZE])
-        if len(value) != size:
+        if not owed and len(value) != size:
             raise ValueError(f"must answer with exactly {size} tile(s), got {len(value)}")
+        self._check_held(seat, value)
         if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
             raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
-        for t in sorted(value):
+        tiles = sorted(value)
+        self._check_legal(C + tiles[0])  # then the others are legal too: they are held
+        for t in tiles:
             self._apply(C + t)
 
     def _check_held(self, seat: int, types: list[int]) -> None:
@@ -277,17 +302,17 @@ def parse_action(action: object, players: int) -> tuple[int, str, Any]:
         raise ValueError("action has no 'seat'")
     seat = action["seat"]
     if type(seat) is not int or not 0 <= seat < players:
-        raise ValueError(f"seat must be an int 0..{players - 1}, got {seat!r}")
+        raise ValueError(f"seat must be an int 0..{players - 1}, got {short_repr(seat)}")
     kinds = [k for k in ACTION_KINDS if k in action]
     extra = set(action) - {"seat", *ACTION_KINDS}
     if len(kinds) != 1 or extra:
         raise ValueError("action needs exactly one of 'play', 'discard' (or 'declare')"
-                         + (f"; unknown keys: {', '.join(sorted(extra))}" if extra else ""))
+                         + (f"; unknown keys: {', '.join(sorted(str(k)[:40] for k in extra))[:200]}" if extra else ""))
     kind = kinds[0]
     value = action[kind]
     if kind == "declare":
         if not isinstance(value, bool):
-            raise ValueError(f"'declare' must be true or false, got {value!r}")
+            raise ValueError(f"'declare' must be true or false, got {short_repr(value)}")
         return seat, kind, value
     if not isinstance(value, list) or not value:
         raise ValueError(f"'{kind}' must be a list of tile names")
@@ -301,25 +326,31 @@ def parse_record(record: object) -> tuple[Game, list]:
 
     if not isinstance(record, dict):
         raise bad("a hand record must be a JSON object")
-    unknown = sorted(set(record) - RECORD_KEYS)
+    unknown = sorted(set(record) - RECORD_KEYS, key=str)
     if unknown:
-        raise bad(f"unknown key {unknown[0]!r}; keys are {', '.join(sorted(RECORD_KEYS))}")
+        raise bad(f"unknown key {short_repr(unknown[0])}; keys are {', '.join(sorted(RECORD_KEYS))}")
     for key in ("banker", "hands"):
         if key not in record:
             raise bad(f"missing {key!r}")
     spec = record.get("rules", "standard")
     if isinstance(spec, str) and spec not in PRESETS:  # a record never names a file
-        raise bad(f"unknown preset {spec!r}; presets are: {', '.join(PRESETS)}")
+        raise bad(f"unknown preset {short_repr(spec)}; presets are: {', '.join(PRESETS)}")
+    if spec is None:  # RULES.md section 8: rules may not be null
+        raise bad("rules may not be null: give a preset name or an object of switches")
     try:
         rules = RuleSet.from_spec(spec)
     except ValueError as err:
         raise bad(str(err)) from None
     banker = record["banker"]
     if type(banker) is not int or not 0 <= banker < rules.players:
-        raise bad(f"banker must be a seat 0..{rules.players - 1}")
+        raise bad(f"banker must be a seat 0..{rules.players - 1}, got {short_repr(banker)}")
     streak = record.get("streak", 1)
-    if type(streak) is not int or streak < 1:
-        raise bad(f"streak must be an integer >= 1, got {streak!r}")
+    if type(streak) is not int:  # a JSON integer (not true, not 2.0)
+        raise bad(f"streak must be an integer from 1 to 2^63 - 1, got {short_repr(streak)}")
+    try:
+        streak = rules.check_streak(streak)
+    except ValueError as err:
+        raise bad(str(err)) from None
     actions = record.get("actions", [])
     if not isinstance(actions, list):
         raise bad("'actions' must be a list")
@@ -349,35 +380,62 @@ def replay(record: object) -> dict:
     return game.result()
 
 
+def longest_hand(rules: RuleSet) -> int:
+    """The most decisions a hand can take (RULES.md section 8): a single in every trick, each
+    seat deciding in each, after one declare-or-decline per seat under ``one_red_dot: choice``."""
+    return rules.players * (rules.hand_size + (rules.one_red_dot == "choice"))
+
+
 def perft(record: object, depth: int) -> int:
-    """Distinct decision sequences of ``depth`` decisions after the record's actions (section 8)."""
+    """Distinct decision sequences of ``depth`` decisions after the record's actions (section 8).
+
+    ``depth`` may not pass ``longest_hand`` of the record's rules: every hand is over by then,
+    so a deeper count is the same number."""
     if type(depth) is not int or depth < 0:
-        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+        raise ValueError(f"depth must be an integer >= 0, got {short_repr(depth)}")
     game = play_record(record)
+    longest = longest_hand(game.rules)
+    if depth > longest:
+        raise ValueError(f"depth {depth} is beyond the longest possible hand ({longest} decisions under "
+                         f"these rules); every hand is over by then, so depth {longest} gives the same count")
     return int(K.perft(game.state, depth, game.combos.table, game.combos.rules_array))
 
 
 def load_records(path: str) -> list[Any]:
-    """Records of a ``.json`` file (one record) or ``.jsonl`` file (one per line).
+    """Records of a ``.json`` file (one record) or ``.jsonl`` file (one per line); OSError if
+    the file cannot be read.
 
-    A line that is not JSON is returned as a ``RecordError`` in its place, so that the
-    remaining records can still be replayed.
+    JSON Lines are split on ``"\n"`` only (never on U+2028, form feeds and the like, which may
+    sit inside a JSON string), so the list has exactly one entry per line. A final ``"\n"``
+    ends the last line and starts no new one; an empty file has no lines. A line that cannot
+    be a record (not UTF-8, not JSON, nested too deeply, empty or blank) is a ``RecordError``
+    in its place, and the other lines are read as usual.
     """
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if path.endswith(".jsonl"):
-        out: list[Any] = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except ValueError as err:
-                    out.append(RecordError(f"line {n} is not JSON: {err}", None))
-        return out
+    with open(path, "rb") as f:
+        data = f.read()
+    if not path.endswith(".jsonl"):
+        return [_parse_json(data, path)]
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the "\n" that ends the last line (or an empty file)
+    return [_parse_json(line, f"line {n}") for n, line in enumerate(lines, 1)]
+
+
+def _parse_json(raw: bytes, where: str) -> Any:
+    """One JSON value from UTF-8 bytes, or a RecordError that says why not."""
     try:
-        return [json.loads(text)]
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return RecordError(f"{where} is not valid UTF-8 (byte {raw[err.start:err.start + 1]!r} "
+                           f"at offset {err.start})", None)
+    if not text.strip(" \t\r"):
+        return RecordError(f"{where} is empty; expected a hand record (a JSON object)", None)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return RecordError(f"{where} is nested too deeply to be a hand record", None)
     except ValueError as err:
-        return [RecordError(f"{path} is not JSON: {err}", None)]
+        return RecordError(f"{where} is not JSON: {err}", None)
 
 
-__all__ = ["Game", "RecordError", "replay", "perft", "parse_record", "play_record", "load_records"]
+__all__ = ["Game", "RecordError", "replay", "perft", "longest_hand", "parse_record", "play_record", "load_records"]

@@ -36,6 +36,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from .checks import check_seed, short_repr
 from .env import RENDER_MODES, Session
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
@@ -94,12 +95,12 @@ class TienGowEnv(gym.Env):
     def __init__(self, rules: Any = "standard", seat: int = 0, opponents: Any = None, hands: int = 1,
                  reward_scale: float = 1.0, render_mode: str | None = None):
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {short_repr(render_mode)}")
         self.render_mode = render_mode
         self.session = Session(rules, hands, reward_scale)
         players = self.session.players
         if type(seat) is not int or not 0 <= seat < players:
-            raise ValueError(f"seat must be a seat 0..{players - 1}, got {seat!r}")
+            raise ValueError(f"seat must be a seat 0..{players - 1}, got {short_repr(seat)}")
         self.seat = seat
         self.opponents = self._opponent_policies(opponents)
         low, high = self.session.layout.bounds()
@@ -134,12 +135,15 @@ class TienGowEnv(gym.Env):
         for s in others:
             policy = chosen.get(s)
             if policy is not None and not callable(policy):
-                raise ValueError(f"the policy for seat {s} is not callable: {policy!r}")
+                raise ValueError(f"the policy for seat {s} is not callable: {short_repr(policy)}")
             out[s] = policy
         return out
 
     # ----------------------------------------------------------------- Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            check_seed(seed)  # a ValueError here, not gymnasium's own error type
+            seed = int(seed)
         super().reset(seed=seed)
         session = self.session
         if seed is None and not session.seeded:

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import INT64_MAX, is_integer, short_repr
 from .tiles import COPIES, NAMES, NUM_TYPES, TYPE_BITS, parse_type
 
 NAMED_DECKS: dict[str, tuple[str, ...]] = {}
@@ -34,7 +35,6 @@ def _make_named_decks() -> dict[str, tuple[str, ...]]:
 
 NAMED_DECKS = _make_named_decks()
 
-MAX_STAKE = 1_000_000  # chips are int64 in the core; this keeps every product far from overflow
 CHOICES: dict[str, tuple[Any, ...]] = {
     "first_lead": ("banker", "heaven_holder"),
     "must_beat_if_able": (False, True),
@@ -102,6 +102,35 @@ class RuleSet:
     def par(self) -> int:
         return self.hand_size // 2
 
+    def payment_bound(self, streak: int = 1) -> int:
+        """RULES.md section 8's bound on every payment and seat total of one hand, in chips:
+        ``(players - 1) * F * (par * max(trick_bonus_stakes) + 4 * (par + 1))``, with F the
+        banker factor (1 + streak under ``banker_streak``, else 2)."""
+        factor = 1 + streak if self.banker_streak else 2
+        return (self.players - 1) * factor * (self.par * max(self.trick_bonus_stakes) + 4 * (self.par + 1))
+
+    def check_streak(self, streak: object) -> int:
+        """``streak`` as an int, once it is an integer 1 .. 2^63 - 1 whose payments stay within
+        the signed 64-bit range (RULES.md section 8); ValueError otherwise."""
+        if not is_integer(streak) or not 1 <= streak <= INT64_MAX:
+            raise ValueError(f"streak must be an integer from 1 to 2^63 - 1, got {short_repr(streak)}")
+        streak = int(streak)
+        bound = self.payment_bound(streak)
+        if bound > INT64_MAX:
+            raise ValueError(f"streak {streak} with banker_streak and trick_bonus_stakes "
+                             f"{list(self.trick_bonus_stakes)} lets one hand pay up to {bound} chips, beyond "
+                             "2^63 - 1 (RULES.md section 8); use a smaller streak or smaller stakes")
+        return streak
+
+    def check_match(self, hands: int) -> None:
+        """ValueError when a match of ``hands`` hands could pay more chips than int64 holds: hand
+        k has a streak of at most k, so each pays at most ``payment_bound(hands)``."""
+        total = hands * self.payment_bound(hands)
+        if total > INT64_MAX:
+            raise ValueError(f"a match of {hands} hands with trick_bonus_stakes {list(self.trick_bonus_stakes)} "
+                             f"could pay up to {total} chips, beyond 2^63 - 1 (RULES.md section 8); "
+                             "use fewer hands or smaller stakes")
+
     def switches(self) -> dict[str, Any]:
         """The switches as plain JSON values (the ``name`` is not a switch)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
@@ -120,30 +149,32 @@ class RuleSet:
     def from_spec(cls, spec: object = "standard") -> RuleSet:
         """Rules from a preset name, a dict, a YAML/TOML path, or a RuleSet (see module doc)."""
         if isinstance(spec, RuleSet):
-            return spec
+            return spec.checked  # a RuleSet built by hand is checked too (once)
         if spec is None:
-            return PRESETS["standard"]
+            raise ValueError("rules may not be null: give a preset name (such as 'standard'), "
+                             "a dict of switches or a file path")
         if isinstance(spec, str):
             if spec in PRESETS:
                 return PRESETS[spec]
             if spec.endswith((".yaml", ".yml", ".toml", ".json")):
                 return cls.from_spec(_load_file(spec))
-            raise ValueError(f"unknown preset {spec!r}; presets are: {', '.join(PRESETS)}")
+            raise ValueError(f"unknown preset {short_repr(spec)}; presets are: {', '.join(PRESETS)}")
         if isinstance(spec, dict):
             return cls._from_dict(spec)
-        raise ValueError(f"rules must be a preset name, a dict or a file path, got {type(spec).__name__}")
+        raise ValueError(f"rules must be a preset name, a dict or a file path, got {type(spec).__name__} "
+                         f"{short_repr(spec)}")
 
     @classmethod
     def _from_dict(cls, spec: dict) -> RuleSet:
         spec = dict(spec)
         preset = spec.pop("preset", "standard")
         if not isinstance(preset, str) or preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; presets are: {', '.join(PRESETS)}")
+            raise ValueError(f"unknown preset {short_repr(preset)}; presets are: {', '.join(PRESETS)}")
         base = PRESETS[preset]
         valid = [f.name for f in dataclasses.fields(cls) if f.name != "name"]
-        unknown = sorted(k for k in spec if k not in valid)
+        unknown = sorted((k for k in spec if k not in valid), key=str)
         if unknown:
-            raise ValueError(f"unknown rule switch {unknown[0]!r}; switches are: {', '.join(valid)}")
+            raise ValueError(f"unknown rule switch {short_repr(unknown[0])}; switches are: {', '.join(valid)}")
         values = {}
         for key, value in spec.items():
             values[key] = _check_value(key, value)
@@ -154,6 +185,16 @@ class RuleSet:
         same = [name for name, known in PRESETS.items() if known == rules]
         return dataclasses.replace(rules, name=same[0] if same else f"{preset}+custom")
 
+    @functools.cached_property
+    def checked(self) -> RuleSet:
+        """This RuleSet, once every switch has an allowed value and ``validate()`` passes
+        (ValueError otherwise)."""
+        for f in dataclasses.fields(self):
+            if f.name != "name":
+                _check_value(f.name, getattr(self, f.name))
+        self.validate()
+        return self
+
     def validate(self) -> None:
         """Refuse combinations of switches that RULES.md does not allow."""
         if self.banker_streak and self.banker_double != "hand_banker":
@@ -162,7 +203,7 @@ class RuleSet:
         if self.civilian_triplets and self.combos != "classic":
             raise ValueError(f"civilian_triplets needs combos: classic (got combos: {self.combos})")
         if isinstance(self.deck, str) and self.deck not in NAMED_DECKS:
-            raise ValueError(f"unknown deck {self.deck!r}; decks are: {', '.join(NAMED_DECKS)} "
+            raise ValueError(f"unknown deck {short_repr(self.deck)}; decks are: {', '.join(NAMED_DECKS)} "
                              "or a list of tile names")
         types = self.deck_types
         for t in set(types):
@@ -173,28 +214,42 @@ class RuleSet:
         if self.hand_size % 2:
             raise ValueError(f"a deck of {len(types)} tiles gives {self.players} hands of {self.hand_size}; "
                              "the hand size must be even")
+        bound = self.payment_bound()
+        if bound > INT64_MAX:
+            raise ValueError(f"trick_bonus_stakes {list(self.trick_bonus_stakes)} let one hand pay up to "
+                             f"{bound} chips, beyond 2^63 - 1 (RULES.md section 8); with these rules each "
+                             f"stake may be at most {self._largest_stake()}")
+
+    def _largest_stake(self) -> int:
+        """The largest stake that keeps ``payment_bound()`` (streak 1) within int64."""
+        factor = (self.players - 1) * 2
+        return max(0, (INT64_MAX // factor - 4 * (self.par + 1)) // self.par)
 
 
 def _check_value(key: str, value: object) -> object:
-    if key == "trick_bonus_stakes":
+    if key == "trick_bonus_stakes":  # their size is bounded in RuleSet.validate, with the deck known
         if (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(type(v) is int and 0 <= v <= MAX_STAKE for v in value)):
+                and all(type(v) is int and v >= 0 for v in value)):
             return (int(value[0]), int(value[1]))
         raise ValueError("trick_bonus_stakes must be two non-negative integers [supreme, quartet], "
-                         f"at most {MAX_STAKE:,}, got {value!r}")
+                         f"got {short_repr(value)}")
     if key == "deck":
+        if type(value) is int and value == 32:  # RULES.md section 9 writes this value as the number 32
+            return "32"
         if isinstance(value, str):
             if value in NAMED_DECKS:
                 return value
-            raise ValueError(f"unknown deck {value!r}; decks are: {', '.join(NAMED_DECKS)} or a list of tile names")
+            raise ValueError(f"unknown deck {short_repr(value)}; decks are: {', '.join(NAMED_DECKS)} "
+                             "or a list of tile names")
         if isinstance(value, (list, tuple)):
             types = [parse_type(n) for n in value]
             return tuple(NAMES[t] for t in sorted(types))
-        raise ValueError(f"deck must be a deck name or a list of tile names, got {value!r}")
+        raise ValueError(f"deck must be a deck name or a list of tile names, got {short_repr(value)}")
     allowed = CHOICES[key]
     # bool is a subclass of int: compare types too, so that `players: true` is refused.
-    if not any(value == a and type(value) is type(a) for a in allowed):
-        raise ValueError(f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, got {value!r}")
+    if not any(type(value) is type(a) and value == a for a in allowed):
+        raise ValueError(f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, "
+                         f"got {short_repr(value)}")
     return value
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import short_repr
+
 NUM_TYPES = 21
 NUM_CIVIL = 11
 NUM_TILES = 32
@@ -123,15 +125,14 @@ def type_name(t: int) -> str:
 
 def parse_type(name: object) -> int:
     """Tile type of a name such as ``"6-3"`` or ``"3-6"``; raises ValueError for anything else."""
+    t = TYPE_OF_NAME.get(name) if isinstance(name, str) else None
+    if t is None and isinstance(name, str) and len(name) == 3:
+        t = TYPE_OF_NAME.get(name[::-1])  # "3-6": only ASCII 1 to 6 are digits (no "６-６")
+    if t is not None:
+        return t
     if not isinstance(name, str):
-        raise ValueError(f"tile name must be a string, got {type(name).__name__} {name!r}")
-    halves = name.split("-")
-    if len(halves) == 2 and all(h.isdigit() and len(h) == 1 for h in halves):
-        high, low = sorted((int(h) for h in halves), reverse=True)
-        t = TYPE_OF_NAME.get(f"{high}-{low}")
-        if t is not None:
-            return t
-    raise ValueError(f"unknown tile name {name!r}; tiles are written a-b, one of: {' '.join(NAMES)}")
+        raise ValueError(f"tile name must be a string, got {type(name).__name__} {short_repr(name)}")
+    raise ValueError(f"unknown tile name {short_repr(name)}; tiles are written a-b, one of: {' '.join(NAMES)}")
 
 
 def counts_of(types: list[int] | tuple[int, ...]) -> np.ndarray:

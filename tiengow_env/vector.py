@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
+from .checks import check_seed, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -47,13 +48,14 @@ class VectorEnv:
     def __init__(self, num_envs: int, rules: Any = "standard", seed: int = 0, hands: int = 1,
                  reward_scale: float = 1.0):
         if type(num_envs) is not int or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+            raise ValueError(f"num_envs must be an integer >= 1, got {short_repr(num_envs)}")
         if type(hands) is not int or hands < 1:
-            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {hands!r}")
+            raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
                 or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
+            raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
         self.rules = RuleSet.from_spec(rules)
+        self.rules.check_match(hands)  # episode chips stay within int64
         self.combos = table_for(self.rules)
         self.num_envs = num_envs
         self.hands = hands
@@ -89,9 +91,7 @@ class VectorEnv:
         reseed = seed is not None
         seeds = np.zeros(self.num_envs, dtype=np.uint64)
         if reseed:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an integer or None, got {seed!r}")
-            seed = int(seed) % 2**64  # as Game(seed=...) takes it
+            seed = check_seed(seed)  # as Game(seed=...) takes it
             seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)

@@ -238,6 +238,15 @@ def settlement_view(game: Game, seat_name: Callable[[int], str]) -> tuple[list, 
     """The settlement of a finished hand as renderables: who W is, every multiplier named and
     why, and a table with one row per seat settling with W. Also the settlement chips per seat
     that the rows add up to (the tests check that they equal the core's)."""
+    head, notes, rows, settlement = settlement_lines(game, seat_name)
+    table = grid(rows, right=(1, 4), indent=2)
+    return [head, Text("Multipliers:\n" + "\n".join("  " + note for note in notes)), table], settlement
+
+
+def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text, list[str], list[tuple[str, ...]],
+                                                                           list[int]]:
+    """The parts of ``settlement_view`` as data: the head line, the multiplier notes, the rows
+    (a header, then seat, columns, points, multipliers, chips), and the settlement per seat."""
     st, rules, players = game.state, game.rules, game.players
     par, banker, size = rules.par, game.banker, rules.hand_size
     w = int(st[L.S_WINNER])
@@ -308,8 +317,7 @@ def settlement_view(game: Game, seat_name: Callable[[int], str]) -> tuple[list, 
             paid = "0"
         rows.append((seat_name(p), str(columns[p]), how, ", ".join(parts + named) if points else "", paid))
     rows.append((f"{seat_name(w)} (W)", str(columns[w]), "", "", f"{settlement[w]:+d}"))
-    table = grid(rows, right=(1, 4), indent=2)
-    return [head, Text("Multipliers:\n" + "\n".join("  " + note for note in notes)), table], settlement
+    return head, notes, rows, settlement
 
 
 def bonus_text(winning: Combination, bonus: Sequence[int], game: Game, seat_name: Callable[[int], str]) -> Text:

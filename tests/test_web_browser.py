@@ -1,0 +1,165 @@
+"""``tiengow serve`` in a real Chromium (Debian's, driven by Playwright): a hand played by
+clicking tiles and buttons, a bot match watched, a record stepped through. Screenshots go to
+``runs/screenshots/`` (ignored by git). ``.ci/run`` installs Chromium when it is missing; a
+machine without it skips these tests, saying so."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (the dev extra)")
+
+from tiengow.web.server import running  # noqa: E402
+from tiengow_env.game import replay  # noqa: E402
+
+CHROMIUM = os.environ.get("TIENGOW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = Path("runs/screenshots")
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (as .ci/run does)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def site(tmp_path):
+    with running(tmp_path) as url:
+        yield url, tmp_path
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+
+
+def open_page(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+
+
+def wait_for_change(page, version: str) -> str:
+    page.wait_for_function("v => document.body.dataset.version !== v", arg=version)
+    return page.evaluate("document.body.dataset.version")
+
+
+def test_a_hand_played_by_clicking_settles_as_replay_of_its_record(page, site):
+    url, records = site
+    open_page(page, url)
+    page.fill("#seed", "3")
+    page.fill("#hands", "1")
+    for k in range(1, 4):
+        page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
+    page.click("#start")
+    page.wait_for_selector("#hand .tile")
+    version = page.evaluate("document.body.dataset.version")
+    turns = 0
+    while not page.is_visible("#settlement"):
+        # The first listed move, made by selecting its tiles in the hand and pressing the button.
+        action = json.loads(page.get_attribute("#moves .move >> nth=0", "data-action"))
+        kind = "play" if "play" in action else "discard"
+        taken: set[int] = set()
+        for tile in action[kind]:
+            for handle in page.query_selector_all(f"#hand .tile[data-tile='{tile}']"):
+                index = int(handle.get_attribute("data-index"))
+                if index not in taken:
+                    taken.add(index)
+                    handle.click()
+                    break
+        page.click("#act-play" if kind == "play" else "#act-discard")
+        version = wait_for_change(page, version)
+        turns += 1
+        if turns == 2:
+            shot(page, "play_in_progress.png")
+        assert turns <= 8
+    net = json.loads(page.get_attribute("#settlement [data-net]", "data-net"))
+    path = page.get_attribute("#settlement [data-record]", "data-record")
+    result = replay(json.loads((records / path).read_text()))
+    assert net == result["net"]
+    assert page.inner_text("#settlement .settle-head").startswith("Settlement with W = ")
+    assert len(page.query_selector_all("#settlement table.settle tbody tr")) == 4
+    shot(page, "play_settlement.png")
+
+
+def test_an_invalid_choice_is_explained_on_the_page(page, site):
+    url, _ = site
+    open_page(page, url)
+    page.fill("#seed", "3")  # seed 3: the person banks and leads
+    page.click("#start")
+    page.wait_for_selector("#hand .tile")
+    page.click("#hand .tile[data-index='0']")
+    page.click("#hand .tile[data-index='7']")
+    page.click("#act-play")
+    page.wait_for_selector("#move-error:not(:empty)")
+    assert "is not a combination" in page.inner_text("#move-error")
+
+
+def test_a_bot_match_is_watched_with_the_bots_view(page, site):
+    url, records = site
+    open_page(page, url)
+    page.click("#tabs button[data-tab=watch]")
+    page.fill("#seed", "4")
+    page.fill("#hands", "1")
+    for k, spec in enumerate(["ppo", "expert", "ppo", "greedy"]):
+        page.fill(f"#bot-inputs input[data-seat='{k}']", spec)
+    page.fill("#speed", "100")
+    page.dispatch_event("#speed", "input")
+    page.click("#start")
+    page.wait_for_selector("#explain .bar-row.chosen")
+    bars = page.query_selector_all("#explain .bar-row")
+    assert bars and "%" in page.inner_text("#explain .bar-row.chosen .bar-value")
+    shot(page, "watch.png")
+    page.wait_for_selector("#settlement:not(.hidden)", timeout=60_000)
+    net = json.loads(page.get_attribute("#settlement [data-net]", "data-net"))
+    path = page.get_attribute("#settlement [data-record]", "data-record")
+    assert replay(json.loads((records / path).read_text()))["net"] == net
+
+
+def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path):
+    url, records = site
+    from test_web import random_record
+    record = random_record(12)
+    (records / "saved").mkdir()
+    (records / "saved" / "hand-001.json").write_text(json.dumps(record))
+    result = replay(record)
+    frames = len(result["tricks"]) + 2
+    open_page(page, url)
+    page.click("#tabs button[data-tab=replay]")
+    page.wait_for_selector("#replay-file option[value='saved/hand-001.json']", state="attached")
+    page.select_option("#replay-file", "saved/hand-001.json")
+    page.click("#replay-open")
+    page.wait_for_selector("#replay-view table.replay")
+    assert page.inner_text("#replay-pos").startswith(f"1 / {frames}: The deal")
+    for k in range(2, frames + 1):
+        page.click("#replay-next")
+        assert page.inner_text("#replay-pos").startswith(f"{k} / {frames}")
+        if k == 3:
+            shot(page, "replay.png")
+    net = json.loads(page.get_attribute("#replay-view [data-net]", "data-net"))
+    assert net == result["net"]
+    page.click("#replay-prev")
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text("#replay-pos").startswith(f"{frames - 2} / {frames}: Trick {frames - 3}")
+    winner = result["tricks"][frames - 4]["winner"]
+    assert page.inner_text("#replay-view tr.winner td >> nth=0").startswith(f"seat {winner}")

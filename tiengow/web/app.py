@@ -1,0 +1,267 @@
+"""The ASGI app of ``tiengow serve``: the page, its static files, and a small JSON API.
+
+    GET  /                     the page (static/index.html); sets the session cookie
+    GET  /api/meta             tiles, rule presets, agent kinds, the records folder
+    GET  /api/state            {"match": the session's match view, or null}
+    POST /api/new              start a match: play (a person and bots) or watch (bots only)
+    POST /api/move             the person's decision             POST /api/step   a bot's decision (watch)
+    POST /api/next             the next hand of the match
+    GET  /api/records          the record and league files of the records folder
+    GET  /api/replay?path=P&index=N      a record's frames, trick by trick
+    GET  /api/league?path=P    a league JSON of the folder    POST /api/league   an uploaded one
+
+The game state lives here, one match per browser session: the session is a random id in an
+HttpOnly, SameSite=Strict cookie, the sessions are bounded (the least recently used goes when
+a new one would pass the bound) and expire after an idle time. Every refused request is a 4xx
+``{"error": "..."}`` and changes nothing. POST bodies must be JSON (``Content-Type:
+application/json``, which a cross-site form cannot send) and are size-bounded. On a loopback
+address the ``Host`` header must name the loopback (against DNS rebinding).
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from tiengow_env.rules import PRESETS
+
+from . import views as V
+from .match import Refused, WebMatch, parse_config
+from .records import RecordsFolder, league_view
+
+STATIC = Path(__file__).resolve().parent / "static"
+COOKIE = "tiengow_session"
+MAX_SESSIONS = 64
+IDLE_SECONDS = 2 * 3600
+MAX_BODY_BYTES = 4 * 2**20  # a league upload is the largest body
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
+SECURITY_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'",
+}
+
+
+@dataclass
+class Session:
+    """One browser session: its match (None before the first) and the lock its requests take."""
+    match: WebMatch | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: float = field(default_factory=time.monotonic)
+
+
+class Sessions:
+    """The sessions by id: at most ``limit``, each dropped after ``idle`` seconds unused."""
+
+    def __init__(self, limit: int = MAX_SESSIONS, idle: float = IDLE_SECONDS):
+        self.limit, self.idle = limit, idle
+        self._items: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, sid: str | None) -> Session | None:
+        with self._lock:
+            self._expire()
+            session = self._items.get(sid) if sid else None
+            if session is not None:
+                session.used = time.monotonic()
+                self._items.move_to_end(sid)
+            return session
+
+    def create(self) -> tuple[str, Session]:
+        with self._lock:
+            self._expire()
+            while len(self._items) >= self.limit:
+                self._items.popitem(last=False)
+            sid = secrets.token_urlsafe(24)
+            self._items[sid] = session = Session()
+            return sid, session
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        while self._items:
+            sid, oldest = next(iter(self._items.items()))
+            if now - oldest.used < self.idle:
+                break
+            del self._items[sid]
+
+
+def error(message: str, status: int, **details) -> JSONResponse:
+    return JSONResponse({"error": message, **details}, status_code=status)
+
+
+async def read_json(request: Request) -> object:
+    """The request's JSON body; ``Refused`` if it is not JSON, not declared JSON, or too large."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise Refused("send the request body as JSON (Content-Type: application/json)", 415)
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
+    try:
+        return json.loads(body.decode("utf-8")) if body else None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise Refused(f"the request body is not valid JSON: {err}") from None
+
+
+class Guard:
+    """ASGI middleware: the Host check on a loopback address, and security headers on every response."""
+
+    def __init__(self, app, loopback_only: bool):
+        self.app, self.loopback_only = app, loopback_only
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if self.loopback_only:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
+            if name.lower() not in LOOPBACK_NAMES:
+                response = error(f"this server answers only on the loopback address, not to Host {host!r}", 400)
+                return await response(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + [
+                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | None = None) -> Guard:
+    """The app, writing and reading records only in the folder ``records``."""
+    folder = RecordsFolder(records)
+    sessions = sessions if sessions is not None else Sessions()
+
+    def session_of(request: Request) -> tuple[str, Session, bool]:
+        sid = request.cookies.get(COOKIE)
+        session = sessions.get(sid)
+        if session is not None:
+            return sid, session, False
+        sid, session = sessions.create()
+        return sid, session, True
+
+    def respond(data: dict, sid: str, new: bool, status: int = 200) -> JSONResponse:
+        response = JSONResponse(data, status_code=status)
+        if new:
+            response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", max_age=IDLE_SECONDS)
+        return response
+
+    async def match_request(request: Request, action) -> Response:
+        """Run ``action(session, body)`` under the session's lock, in a worker thread."""
+        sid, session, new = session_of(request)
+        body = await read_json(request) if request.method == "POST" else None
+
+        def run() -> dict:
+            with session.lock:
+                action(session, body)
+                return {"match": session.match.view() if session.match else None}
+        return respond(await run_in_threadpool(run), sid, new)
+
+    async def page(request: Request) -> Response:
+        sid, _, new = session_of(request)
+        response = FileResponse(STATIC / "index.html", media_type="text/html")
+        if new:
+            response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", max_age=IDLE_SECONDS)
+        return response
+
+    async def meta(request: Request) -> Response:
+        from tiengow.agents import (
+            _builtin,  # noqa: F401  (registers the built-in agents)
+            base,
+        )
+        return JSONResponse({"tiles": V.tile_table(),
+                             "presets": [{"name": n, "players": r.players} for n, r in PRESETS.items()],
+                             "agents": sorted(base.REGISTRY), "records": str(folder.root)})
+
+    async def state(request: Request) -> Response:
+        return await match_request(request, lambda session, body: None)
+
+    async def new(request: Request) -> Response:
+        def start(session: Session, body: object) -> None:
+            config = parse_config(body)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            session.match = WebMatch(config, folder.root / f"{stamp}-{config.mode}-{secrets.token_hex(3)}")
+        return await match_request(request, start)
+
+    def needs_match(session: Session) -> WebMatch:
+        if session.match is None:
+            raise Refused("there is no match in this session: start one first", 409)
+        return session.match
+
+    async def move(request: Request) -> Response:
+        return await match_request(request, lambda session, body: needs_match(session).move(body))
+
+    async def step(request: Request) -> Response:
+        def one(session: Session, body: object) -> None:
+            if body not in (None, {}):
+                raise Refused("/api/step takes no body (or {})")
+            needs_match(session).step()
+        return await match_request(request, one)
+
+    async def next_hand(request: Request) -> Response:
+        def advance(session: Session, body: object) -> None:
+            if body not in (None, {}):
+                raise Refused("/api/next takes no body (or {})")
+            needs_match(session).next_hand()
+        return await match_request(request, advance)
+
+    async def records_list(request: Request) -> Response:
+        files = await run_in_threadpool(folder.listing)
+        return JSONResponse({"root": str(folder.root), "files": files})
+
+    async def replay(request: Request) -> Response:
+        index = request.query_params.get("index", "1")
+        if not index.isdigit():
+            raise Refused(f"index must be a whole number from 1, got {index!r}")
+        data = await run_in_threadpool(folder.replay, request.query_params.get("path"), int(index))
+        return JSONResponse(data)
+
+    async def league(request: Request) -> Response:
+        if request.method == "POST":
+            data = await read_json(request)
+            return JSONResponse({"path": None, **await run_in_threadpool(league_view, data)})
+        return JSONResponse(await run_in_threadpool(folder.league, request.query_params.get("path")))
+
+    async def refused(request: Request, exc: Refused) -> Response:
+        return error(str(exc), exc.status, **exc.details)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return error(str(exc.detail), exc.status_code)
+
+    async def crashed(request: Request, exc: Exception) -> Response:
+        return error(f"internal error: {type(exc).__name__}: {exc}", 500)
+
+    routes = [
+        Route("/", page), Route("/api/meta", meta), Route("/api/state", state),
+        Route("/api/new", new, methods=["POST"]), Route("/api/move", move, methods=["POST"]),
+        Route("/api/step", step, methods=["POST"]), Route("/api/next", next_hand, methods=["POST"]),
+        Route("/api/records", records_list), Route("/api/replay", replay),
+        Route("/api/league", league, methods=["GET", "POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={Refused: refused, HTTPException: http_error,
+                                                       Exception: crashed})
+    app.state.sessions = sessions
+    return Guard(app, loopback_only)

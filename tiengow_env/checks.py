@@ -1,0 +1,40 @@
+"""Checks of values that come from outside, shared by the rules, the game and the envs.
+
+Messages about hostile input stay one short line: ``short_repr`` cuts a huge or deeply
+nested value. Everything here runs before play, never inside the compiled loops.
+"""
+from __future__ import annotations
+
+import reprlib
+
+import numpy as np
+
+# Chips are int64 in the core: RULES.md section 8 bounds every payment and seat total of a
+# hand (RuleSet.payment_bound), and rules or a streak that could pass this are refused.
+INT64_MAX = 2**63 - 1
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 40, 40, 40
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters and three levels of nesting."""
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001  (a hostile __repr__, or an int of more than 4300 digits)
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def is_integer(value: object) -> bool:
+    """A Python or numpy integer, and not a bool (bool is a subclass of int)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_seed(seed: object) -> int:
+    """A seed as an int: a non-negative integer (not a bool, a float or a string); the core's
+    generator takes it modulo 2^64."""
+    if not is_integer(seed) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (or None), got {type(seed).__name__} "
+                         f"{short_repr(seed)}")
+    return int(seed) % 2**64
