@@ -1,4 +1,7 @@
-"""Agents that play Tien Gow, built from spec strings: ``make_agent("expert", rules)``."""
-from .base import REGISTRY, Agent, make_agent, register
+"""Agents that play Tien Gow, built from spec strings: ``make_agent("expert", rules)``.
 
-__all__ = ["Agent", "REGISTRY", "make_agent", "register"]
+Specs (built-in names, installed plugins, ``MODULE:FACTORY``) are documented in ``base.py``.
+"""
+from .base import KINDS, REGISTRY, Agent, PluginAgent, agent_catalogue, make_agent, register
+
+__all__ = ["Agent", "KINDS", "PluginAgent", "REGISTRY", "agent_catalogue", "make_agent", "register"]

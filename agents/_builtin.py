@@ -1,4 +1,8 @@
-"""Registers the built-in agents with ``agents.base.REGISTRY``."""
+"""Registers the built-in agents with ``agents.base.REGISTRY`` (``register`` is documented there).
+
+Each registration names its spec, its kind (heuristic, search, learned) and one line for
+``tiengow agents``. The modules of search and learned agents are imported only when one is built.
+"""
 from __future__ import annotations
 
 from .base import register
@@ -10,51 +14,55 @@ def _no_argument(kind: str, argument: str | None) -> None:
         raise ValueError(f"agent {kind!r} takes no argument, got {kind}:{argument}")
 
 
-@register("random")
+@register("random", kind="heuristic", description="a uniformly random legal action")
 def _random(argument, rules, seed):
     _no_argument("random", argument)
     return RandomAgent(rules, seed)
 
 
-@register("greedy")
+@register("greedy", kind="heuristic",
+          description="leads its largest, strongest play; beats as cheaply as it can")
 def _greedy(argument, rules, seed):
     _no_argument("greedy", argument)
     return GreedyAgent(rules, seed)
 
 
-@register("expert")
+@register("expert", kind="heuristic",
+          description="counts the unseen tiles: cashes sure winners, beats only when certain")
 def _expert(argument, rules, seed):
     _no_argument("expert", argument)
     return ExpertAgent(rules, seed)
 
 
-@register("cfr")
+@register("cfr", kind="learned", usage="cfr[:PATH]",
+          description="a CFR policy: the shipped full-game MCCFR one, or PATH (full game, or exact micro)")
 def _cfr(argument, rules, seed):
     from .cfr import make_cfr_agent
     return make_cfr_agent(argument, rules, seed)
 
 
-@register("ppo")
+@register("ppo", kind="learned", usage="ppo[:PATH][,sample]",
+          description="a PPO network: the shipped model or the checkpoint PATH (argmax, or ,sample)")
 def _ppo(argument, rules, seed):
     from .ppo import make_ppo_agent
     return make_ppo_agent(argument, rules, seed)
 
 
-@register("pimc", category="search",
-          description="PIMC: each legal action played out in SAMPLES sampled worlds; options rollout, endgame, beta")
+@register("pimc", kind="search", usage="pimc[:SAMPLES][:rollout=P][:endgame=N][:beta=B]",
+          description="determinized search: SAMPLES worlds (32), actions played out by P (greedy)")
 def _pimc(argument, rules, seed):
     from .pimc import make_pimc
     return make_pimc(argument, rules, seed)
 
 
-@register("ismcts", category="search",
+@register("ismcts", kind="search", usage="ismcts[:ITERATIONS][:rollout=P][:endgame=N][:c=C]",
           description="single-observer information-set MCTS, ITERATIONS per decision; options rollout, endgame, c")
 def _ismcts(argument, rules, seed):
     from .pimc import make_ismcts
     return make_ismcts(argument, rules, seed)
 
 
-@register("search", category="search",
+@register("search", kind="search", usage="search[:BUDGET]",
           description="the strongest search-only bot at <= 20 ms a decision (pimc:850); search:BUDGET scales it")
 def _search(argument, rules, seed):
     from .pimc import make_search

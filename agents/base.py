@@ -5,16 +5,43 @@ action mask (``tiengow_env.observation``), and, if it searches, the ``Game`` its
 ``act(..., game=game)``; a searching agent must only use what the acting seat may know
 (``tiengow_env.search`` samples the hidden tiles for it).
 
-Specs: ``random``, ``greedy``, ``expert``; the search bots (``agents/pimc.py`` has the
-grammar) ``pimc[:SAMPLES][:KEY=VALUE]...``, ``ismcts[:ITERATIONS][:KEY=VALUE]...`` and
-``search[:BUDGET]``, with the keys ``rollout=random|greedy|expert``, ``endgame=TILES``,
-``beta=B`` (pimc) and ``c=C`` (ismcts), e.g. ``pimc:256:rollout=expert`` or
-``ismcts:2000:endgame=8`` (``pimc:64,random`` still means 64 samples, random rollouts); and
-whatever other modules register (``ppo:path``, ``cfr:path``).
+Specs, resolved in this order (``tiengow agents`` lists them):
+
+1. a built-in name, optionally with an argument: ``random``, ``greedy``, ``expert``,
+   ``pimc:64``, ``cfr:PATH``, ``ppo:PATH``, ...; the search bots (grammar in ``agents/pimc.py``)
+   take ``pimc[:SAMPLES][:KEY=VALUE]...``, ``ismcts[:ITERATIONS][:KEY=VALUE]...`` and
+   ``search[:BUDGET]``, keys ``rollout=random|greedy|expert``, ``endgame=TILES``, ``beta=B``
+   (pimc), ``c=C`` (ismcts): ``pimc:256:rollout=expert``; ``pimc:64,random`` still works;
+2. the name of an installed plugin: an entry point in the group ``tiengow.agents`` (in a
+   package's pyproject: ``[project.entry-points."tiengow.agents"] mybot = "mypkg.bots:make"``);
+3. ``MODULE:FACTORY``: any importable module (a dotted path, looked up on ``sys.path``, the
+   current folder last) and a callable in it. A built-in or plugin name never reaches this
+   step, so a module named like one (``random``) must be given by a longer path.
+
+A plugin factory is called as ``FACTORY(rules, seed)`` (a ``tiengow_env.rules.RuleSet`` and an
+int) and returns any object with ``act(observation, mask, game=None) -> action id`` and
+``reset(seed)``: duck typed, it need not import this project. It receives a copy of the game
+(it may search on it), and every action it returns is checked: an illegal one is an error
+naming the agent.
+
+Registering a built-in (``agents/_builtin.py``)::
+
+    @register("greedy", kind="heuristic", description="plays the largest, then strongest combination")
+    def _greedy(argument, rules, seed):      # argument: the text after ':' in the spec, or None
+        return GreedyAgent(rules, seed)
+
+``kind`` is one of ``KINDS``; ``description`` is one line; ``usage`` (default: the name) is
+how ``tiengow agents`` writes the spec, such as ``pimc[:SAMPLES[,POLICY]]``.
 """
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
 
 import numpy as np
 
@@ -22,7 +49,8 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 AgentFactory = Callable[[str | None, RuleSet, int], "Agent"]
-REGISTRY: dict[str, AgentFactory] = {}
+KINDS = ("heuristic", "search", "learned", "plugin")
+ENTRY_POINT_GROUP = "tiengow.agents"
 
 
 class Agent:
@@ -56,29 +84,175 @@ class Agent:
         return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
 
 
-DESCRIPTIONS: dict[str, tuple[str, str]] = {}  # spec prefix: (category, one-line description)
+# ============================================================================ registry
+@dataclass(frozen=True)
+class Registration:
+    """One built-in spec: its factory ``(argument, rules, seed) -> Agent`` and how it is listed."""
+
+    name: str
+    kind: str
+    description: str
+    factory: AgentFactory
+    usage: str
 
 
-def register(kind: str, *, category: str = "", description: str = "") -> Callable[[AgentFactory], AgentFactory]:
-    """Register a factory ``(argument, rules, seed) -> Agent`` under a spec prefix, with its
-    category (heuristic, search, learned, plugin) and a one-line description."""
+REGISTRY: dict[str, Registration] = {}
+
+
+def register(name: str, kind: str | None = None, description: str | None = None,
+             usage: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
+    """Register a factory ``(argument, rules, seed) -> Agent`` under the spec prefix ``name``
+    (module doc). Registering a name again with only a factory replaces the factory and keeps
+    its kind and description."""
     def wrap(factory: AgentFactory) -> AgentFactory:
-        REGISTRY[kind] = factory
-        if category or description:
-            DESCRIPTIONS[kind] = (category, description)
+        if kind is None and description is None:
+            from . import _builtin  # noqa: F401  (the registration being replaced)
+        old = REGISTRY.get(name)
+        if kind is None and description is None and old is not None:
+            REGISTRY[name] = Registration(name, old.kind, old.description, factory, old.usage)
+            return factory
+        if kind not in KINDS or not description or "\n" in description:
+            raise ValueError(f"register({name!r}) needs kind= one of {', '.join(KINDS)} and a one-line description=")
+        REGISTRY[name] = Registration(name, kind, description, factory, usage or name)
         return factory
     return wrap
 
 
 def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> Agent:
-    """Build an agent from a spec string such as ``expert`` or ``pimc:64``."""
+    """Build an agent from a spec string such as ``expert``, ``pimc:64`` or ``mybots:make``."""
     from . import _builtin  # noqa: F401  (registers the built-in agents)
     rules = RuleSet.from_spec(rules)
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
-    kind, _, argument = spec.partition(":")
-    if kind not in REGISTRY:
-        raise ValueError(f"unknown agent {kind!r}; agents are: {', '.join(sorted(REGISTRY))}")
-    agent = REGISTRY[kind](argument or None, rules, seed)
-    agent.name = spec
-    return agent
+    name, sep, argument = spec.partition(":")
+    if name in REGISTRY:
+        agent = REGISTRY[name].factory(argument or None, rules, seed)
+        agent.name = spec
+        return agent
+    entry = _entry_points().get(name)
+    if entry is not None:
+        if sep:
+            raise ValueError(f"agent {name!r} (plugin {entry.value}) takes no argument, got {spec}")
+        return PluginAgent(spec, _call_factory(spec, _load_entry_point(spec, entry), rules, seed), rules, seed)
+    if sep and _is_dotted(name):
+        return PluginAgent(spec, _call_factory(spec, _import_factory(spec, name, argument), rules, seed), rules, seed)
+    known = ", ".join(sorted(REGISTRY) + sorted(_entry_points()))
+    raise ValueError(f"unknown agent {spec!r}; agents are: {known}, or MODULE:FACTORY for your own "
+                     "(tiengow agents lists them)")
+
+
+def agent_catalogue() -> list[dict[str, str]]:
+    """Every spec ``tiengow agents`` lists: {spec, kind, description}, built-ins first, then the
+    installed plugins (entry points), then the form of a plugin given by module."""
+    from . import _builtin  # noqa: F401
+    rows = [{"spec": r.usage, "kind": r.kind, "description": r.description} for r in REGISTRY.values()]
+    for name, entry in sorted(_entry_points().items()):
+        if name in REGISTRY:
+            description = f"entry point {entry.value}, hidden by the built-in {name!r}"
+        else:
+            try:
+                doc = (_load_entry_point(name, entry).__doc__ or "").strip()
+                description = doc.splitlines()[0] if doc else f"entry point {entry.value}"
+            except ValueError as err:
+                description = f"cannot be loaded: {err}"
+        rows.append({"spec": name, "kind": "plugin", "description": description})
+    rows.append({"spec": "MODULE:FACTORY", "kind": "plugin",
+                 "description": "your own bot: FACTORY(rules, seed) returns an object with act() and reset()"})
+    return rows
+
+
+# ============================================================================ plugins
+class PluginAgent(Agent):
+    """A third-party bot (module doc): gets a copy of the game, and its actions are checked."""
+
+    uses_game = True
+
+    def __init__(self, spec: str, bot: object, rules: RuleSet, seed: int = 0):
+        super().__init__(rules, seed)
+        for method, signature in (("act", "act(observation, mask, game=None)"), ("reset", "reset(seed)")):
+            if not callable(getattr(bot, method, None)):
+                raise ValueError(f"agent {spec}: its factory returned {type(bot).__name__!r}, which has no "
+                                 f"{signature} method")
+        self.name = spec
+        self.bot = bot
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        try:
+            self.bot.reset(seed)
+        except Exception as err:
+            raise ValueError(f"agent {self.name}: reset({seed}) raised {_brief(err)}") from None
+
+    def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
+        try:
+            action = self.bot.act(observation, mask, game=None if game is None else game.clone())
+        except Exception as err:
+            raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from None
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
+                or not 0 <= action < len(mask) or not mask[action]:
+            legal = ", ".join(str(int(a)) for a in np.flatnonzero(mask))
+            raise ValueError(f"agent {self.name} chose {action!r}, which is not a legal action here; legal: {legal}")
+        return int(action)
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    """The installed plugins: entry points of the group ``tiengow.agents`` by name."""
+    return {entry.name: entry for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _is_dotted(path: str) -> bool:
+    return all(part.isidentifier() for part in path.split("."))
+
+
+def _brief(err: BaseException) -> str:
+    """``Type: message (file:line)`` of an exception raised in plugin code, on one line."""
+    message = str(err).strip().splitlines()
+    where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    text = f"{type(err).__name__}: {message[0] if message else ''}".rstrip(": ")
+    return text + (f" ({os.path.basename(where.filename)}:{where.lineno})" if where else "")
+
+
+def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
+    """``module_name`` imported (the current folder is searched last) and its ``attribute``."""
+    if not attribute or not _is_dotted(attribute):
+        raise ValueError(f"agent {spec!r}: expected MODULE:FACTORY, such as mybots:make (FACTORY a name in MODULE)")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())  # as `python -m` would; spawned workers inherit sys.path
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
+            raise ValueError(f"unknown agent {spec!r}: it is not a built-in agent, and there is no module "
+                             f"{err.name!r} to import (searched sys.path and {os.getcwd()}); tiengow agents "
+                             "lists the agents") from None
+        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
+    except Exception as err:
+        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
+    factory = module
+    for part in attribute.split("."):
+        if not hasattr(factory, part):
+            raise ValueError(f"agent {spec}: module {module_name} ({getattr(module, '__file__', '?')}) has no "
+                             f"attribute {attribute!r}")
+        factory = getattr(factory, part)
+    return factory
+
+
+def _load_entry_point(spec: str, entry: metadata.EntryPoint) -> Callable:
+    try:
+        return entry.load()
+    except Exception as err:
+        raise ValueError(f"agent {spec}: loading the entry point {entry.value} raised {_brief(err)}") from None
+
+
+def _call_factory(spec: str, factory: Callable, rules: RuleSet, seed: int) -> object:
+    if not callable(factory):
+        raise ValueError(f"agent {spec}: {type(factory).__name__} object is not callable; FACTORY(rules, seed) "
+                         "must return the bot")
+    try:
+        return factory(rules, seed)
+    except Exception as err:
+        raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from None
+
+
+__all__ = ["Agent", "AgentFactory", "KINDS", "REGISTRY", "Registration", "register", "make_agent",
+           "agent_catalogue", "PluginAgent", "ENTRY_POINT_GROUP"]

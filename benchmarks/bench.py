@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 
 import numpy as np
+
 from tiengow.agents.infra import atomic_write
 
 from . import core, peers, search_bench

@@ -6,8 +6,8 @@ numpy over the observation, kept as the reference the compiled policies are test
 from __future__ import annotations
 
 import numpy as np
-from tiengow.agents.base import Agent
 
+from tiengow.agents.base import Agent
 from tiengow_env.combos import table_for
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet

@@ -16,13 +16,13 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from tiengow.training import _cfr_kernels as CK
+from tiengow.training.cfr_tabular import TabularCFR, best_response, build_tree, deal_weights, nash_conv, policy_values
+from tiengow.training.mccfr import TreeMCCFR
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, NUM_TYPES, parse_type
-from tiengow.training import _cfr_kernels as CK
-from tiengow.training.cfr_tabular import TabularCFR, best_response, build_tree, deal_weights, nash_conv, policy_values
-from tiengow.training.mccfr import TreeMCCFR
 
 MICRO_UNIFORM_NASH_CONV = 21.705114638447885  # measured once; the tree and BR are checked independently below
 

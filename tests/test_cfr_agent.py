@@ -8,18 +8,18 @@ import sys
 import numpy as np
 import pytest
 
-from tiengow.agents.base import make_agent, register
-from tiengow.agents.cfr import DEFAULT_POLICY, CfrAgent, make_cfr_agent
-from tiengow_env import _kernels as K
+from tiengow.agents import _cfr_play_kernels as CK
+from tiengow.agents.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
+from tiengow.agents.base import make_agent
+from tiengow.agents.cfr import DEFAULT_POLICY, CfrAgent, TabularCfrAgent, load_policy, make_cfr_agent, save_policy
 from tiengow.cli import build_parser
+from tiengow.training.cfr import CfrConfig, ScalarLog, evaluate_abstract, train
+from tiengow.training.mccfr import GameMCCFR
+from tiengow_env import _kernels as K
+from tiengow_env import layout as L
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow.training import _cfr_kernels as CK
-from tiengow.training.abstraction import ABSTRACT_NAMES, bucket, describe, single_of_type
-from tiengow.training.cfr import CfrConfig, ScalarLog, evaluate_abstract, load_policy, save_policy, train
-from tiengow.training.mccfr import GameMCCFR
 
-register("cfr")(make_cfr_agent)  # the lead wires this into agents/_builtin.py
 STANDARD = RuleSet.from_spec("standard")
 
 
@@ -56,7 +56,7 @@ def test_bucket_reads_only_what_the_acting_seat_knows():
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(5))
     world = np.zeros_like(Game(seed=0).state)
-    scratch = np.zeros(combos.num_actions + 2, dtype=np.int64)
+    scratch = np.zeros(L.legal_len(combos.num_combos), dtype=np.int64)
     mine, theirs = np.zeros(CK.NUM_ABSTRACT, np.int64), np.zeros(CK.NUM_ABSTRACT, np.int64)
     checked = 0
     for game, seat in _decisions(range(12)):
@@ -130,11 +130,95 @@ def test_policy_file_of_another_kind_is_refused(tmp_path):
         make_agent(f"cfr:{tmp_path / 'missing.npz'}")
 
 
-def test_tabular_policy_is_refused_by_the_agent(tmp_path):
+def test_tabular_policy_plays_under_its_rules_only(tmp_path):
     config = CfrConfig(algorithm="cfr+", iterations=2, log_every=1, log_dir=None, out=str(tmp_path / "m.npz"))
     train(config)
-    with pytest.raises(ValueError, match="tabular policy"):
-        make_agent(f"cfr:{tmp_path / 'm.npz'}")
+    agent = make_agent(f"cfr:{tmp_path / 'm.npz'}", "micro")
+    assert isinstance(agent, TabularCfrAgent) and len(agent.play.index) == 1851  # one view per information set
+    with pytest.raises(ValueError, match=r"exact policy of the rules 'micro': play it under those rules \(--rules"):
+        make_agent(f"cfr:{tmp_path / 'm.npz'}", "standard")
+
+
+# ============================================================================ tabular policies in play
+MICRO = RuleSet.from_spec("micro")
+
+
+@pytest.fixture(scope="module")
+def micro_play():
+    """The shipped exact micro policy as the agent plays it, and the tree it indexes."""
+    from tiengow.agents.exact_tree import build_tree
+    agent = make_agent("cfr:" + str(DEFAULT_POLICY.parent / "cfr_micro.npz"), MICRO, seed=1)
+    return agent, build_tree(MICRO, 0)
+
+
+def test_tabular_agent_finds_the_information_set_of_every_node_under_any_banker(micro_play):
+    # Walk every action path of 60 deals of the exact tree (banker 0) in a real Game, once as
+    # the tree deals it and once rotated so that another seat is the banker: at every decision
+    # the agent's lookup must give exactly the tree's information set of that node.
+    agent, tree = micro_play
+    from tiengow_env.tiles import NAMES
+    view = np.zeros(CK.VIEW_LEN, dtype=np.int64)
+    checked = 0
+    for d in range(0, len(tree.deals), len(tree.deals) // 60):
+        for banker in range(MICRO.players):
+            hands = [[NAMES[t] for t in tree.deals[d][(s - banker) % MICRO.players]] for s in range(MICRO.players)]
+            stack = [(Game(hands=hands, banker=banker, rules=MICRO), d)]
+            while stack:
+                game, node = stack.pop()
+                if tree.player[node] < 0:
+                    assert game.is_over
+                    continue
+                info = tree.infoset[node]
+                assert game.to_act == (tree.player[node] + banker) % MICRO.players
+                h = int(CK.view_hash(game.state, MICRO.discards_face_up, game.combos.rules_array, view))
+                assert agent.play.index[h] == info
+                offset = tree.info_offset[info]
+                for k in range(tree.num_children[node]):
+                    child = game.clone()
+                    child.step(int(tree.slot_action[offset + k]))
+                    stack.append((child, tree.first_child[node] + k))
+                checked += 1
+    assert checked > 2000
+
+
+def test_tabular_view_reads_only_what_the_acting_seat_knows():
+    # Dealing the hidden tiles again (other hands, other seats' face-down tiles) must not change
+    # the view by which a tabular policy finds its information set.
+    from tiengow_env.combos import table_for
+    combos = table_for(MICRO)
+    rng = np.zeros(1, dtype=np.uint64)
+    K.seed_rng(rng, np.uint64(9))
+    world = np.zeros_like(Game(seed=0, rules=MICRO).state)
+    view = np.zeros(CK.VIEW_LEN, dtype=np.int64)
+    greedy = make_agent("greedy", MICRO)
+    changed_hidden = 0
+    for seed in range(150):
+        game = Game(seed=seed, rules=MICRO)
+        while not game.is_over:
+            seat = game.to_act
+            h = CK.view_hash(game.state, False, combos.rules_array, view)
+            K.determinize(game.state, seat, False, combos.rules_array, rng, world)
+            changed_hidden += not np.array_equal(world, game.state)
+            assert CK.view_hash(world, False, combos.rules_array, view) == h
+            observation, mask = game.observe()
+            game.step(greedy.act(observation, mask))
+    assert changed_hidden > 100
+
+
+def test_exact_micro_policy_plays_in_eval_after_a_short_run(tmp_path, capsys):
+    from tiengow.cli import main
+    out = str(tmp_path / "micro.npz")
+    assert main(["train", "cfr", "--config", "cfr_micro", "--out", out, "--iterations", "3",
+                 "--log-dir", str(tmp_path / "tb")]) == 0
+    capsys.readouterr()
+    assert main(["nashconv", out, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["iterations"] == 3
+    assert main(["eval", f"cfr:{out}", "--vs", "random", "--rules", "micro", "--deals", "40", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rules"] == "micro" and result["deals"] == 40
+    assert result["ci95"][0] > 0  # 3 iterations of CFR+ (NashConv 18% of uniform) already beat random
+    assert main(["eval", f"cfr:{out}", "--vs", "random", "--deals", "5"]) == 2
+    assert "play it under those rules (--rules micro)" in capsys.readouterr().err
 
 
 # ============================================================================ the agent

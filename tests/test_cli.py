@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tiengow.agents.infra import install_hint
 
+from tiengow.agents.infra import install_hint
 from tiengow.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"

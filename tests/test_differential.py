@@ -21,7 +21,7 @@ HANDS_PER_PRESET = 800  # 13 presets: over 10,000 hands in all
 
 def kernel_decisions(game: Game) -> dict:
     """{(kind, types): kernel decision code} of the acting seat."""
-    scratch = np.zeros(game.combos.num_actions + 1200, dtype=np.int64)
+    scratch = np.zeros(L.decisions_len(game.combos.num_combos), dtype=np.int64)
     out = np.zeros_like(scratch)
     n = K.decisions(game.state, game.combos.table, game.combos.rules_array, scratch, out)
     C = game.combos.num_combos

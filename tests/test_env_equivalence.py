@@ -165,7 +165,7 @@ def continued_deals(rules, seed: int, hands: int) -> list[tuple[np.ndarray, int]
     for _ in range(hands):
         masks = np.zeros(L.MAX_SEATS, dtype=np.int64)
         K.deal(rng, rules_array, masks)
-        banker = int((K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players)
+        banker = int(K.dice_banker(rng, players))
         out.append((masks[:players].copy(), banker))
     return out
 

@@ -61,7 +61,7 @@ def reference_information_state(env, seat: int, log: dict[int, dict]) -> dict[st
     views = {name: np.zeros(shape) for name, shape, _, _ in session.layout.information_views()}
     views.update(reference_observation(env, seat))
     views["dealt"][:] = counts(st[L.S_DEALT + seat])
-    rows = [(k, st[L.S_LOG + 4 * k]) for k in range(st[L.S_TRICK])]
+    rows = [(k, st[L.S_LOG + L.LOG_STRIDE * k + L.LOG_LEADER]) for k in range(st[L.S_TRICK])]
     if session.game.phase in ("lead", "follow"):
         rows.append((st[L.S_TRICK], st[L.S_LEADER]))
     empty = {"up": np.zeros(4, dtype=np.int64), "down": np.zeros(4, dtype=np.int64)}
@@ -182,7 +182,7 @@ def hide_differently(env, observer: int, rng: np.random.Generator):
     state, history = session.state.copy(), session.history.copy()
     players, face_up = session.players, session.rules.discards_face_up
     slots, tiles = [], []  # a slot: (seat, "hand") or (seat, trick k) or (seat, "table")
-    recorded = int(history[-1])
+    recorded = int(history[L.H_COUNT])
 
     def add(slot, mask):
         for b in range(32):
@@ -196,7 +196,7 @@ def hide_differently(env, observer: int, rng: np.random.Generator):
         add((s, "hand"), state[L.S_HAND + s])
         if not face_up:
             for k in range(recorded):
-                add((s, k), history[2 * (4 * k + s) + 1])
+                add((s, k), history[L.HISTORY_STRIDE * k + 2 * s + L.H_DOWN])
             if session.game.phase != "over":
                 add((s, "table"), state[L.S_TABLE + s] & state[L.S_DOWN + s])
     shuffled = rng.permutation(tiles)
@@ -207,7 +207,7 @@ def hide_differently(env, observer: int, rng: np.random.Generator):
                 state[L.S_TABLE + s] &= ~state[L.S_DOWN + s]
                 state[L.S_DOWN + s] = 0
                 for k in range(recorded):
-                    history[2 * (4 * k + s) + 1] = 0
+                    history[L.HISTORY_STRIDE * k + 2 * s + L.H_DOWN] = 0
     for (s, where), b in zip(slots, shuffled, strict=True):
         bit = np.int64(1) << np.int64(b)
         if where == "hand":
@@ -217,7 +217,7 @@ def hide_differently(env, observer: int, rng: np.random.Generator):
             if where == "table":
                 state[L.S_TABLE + s] |= bit
             else:
-                history[2 * (4 * where + s) + 1] |= bit
+                history[L.HISTORY_STRIDE * where + 2 * s + L.H_DOWN] |= bit
     for s in range(players):
         state[L.S_DEALT + s] = state[L.S_HAND + s] | state[L.S_UP + s] | state[L.S_DOWN + s]
     return state, history

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from tiengow.agents.arena import ELO, bradley_terry, heat_map, league, text_colour
 
 

@@ -1,5 +1,5 @@
 """The kernel tests once more with NUMBA_DISABLE_JIT=1: the plain-Python path of the core,
-observation, episode and vector-env kernels."""
+its step report, and the observation, episode and vector-env kernels."""
 import os
 import subprocess
 import sys
@@ -21,6 +21,7 @@ HERE = Path(__file__).parent
     "test_env_equivalence.py::test_hand_decided_at_the_deal_is_paid_with_the_next_step",
     "test_env_api.py::test_vector_env_arrays",
     "test_env_api.py::test_vector_env_seeds",
+    "test_step_report.py",
 ])
 def test_without_jit(target):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

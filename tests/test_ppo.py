@@ -8,7 +8,6 @@ torch = pytest.importorskip("torch")
 
 from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.agents.ppo import register_ppo  # noqa: E402
-from tiengow_env.vector import VectorEnv  # noqa: E402
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
     SELF,
@@ -23,6 +22,7 @@ from tiengow.training.ppo import (  # noqa: E402
     parse_overrides,
     train,
 )
+from tiengow_env.vector import VectorEnv  # noqa: E402
 
 register_ppo()
 

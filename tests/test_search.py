@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tiengow.agents.base import make_agent
 
+from tiengow.agents.base import make_agent
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game

@@ -5,8 +5,8 @@ choose what the reference chooses."""
 import numpy as np
 import pytest
 from policy_reference import ReferenceExpert, ReferenceGreedy
-from tiengow.agents.baselines import ExpertAgent, GreedyAgent
 
+from tiengow.agents.baselines import ExpertAgent, GreedyAgent
 from tiengow_env import _kernels as K
 from tiengow_env import _policy_kernels as PK
 from tiengow_env.game import Game

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tiengow_env.game import Game, parse_record, replay
 from tiengow.ui import cmd_show, render
 from tiengow.ui.show import show
 from tiengow.ui.tracker import HandLog
+from tiengow_env.game import Game, parse_record, replay
 
 RECORDS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "records.jsonl"
 LINES = [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()] if RECORDS.exists() else []

@@ -22,7 +22,6 @@ with warnings.catch_warnings():  # starlette's test client warns that it would r
     from starlette.testclient import TestClient  # noqa: E402
 
 from tiengow.agents import make_agent  # noqa: E402
-
 from tiengow.web.app import Sessions, create_app  # noqa: E402
 from tiengow.web.records import league_view  # noqa: E402
 from tiengow.web.server import bind, running  # noqa: E402

@@ -246,10 +246,11 @@ def _progress_bar(total: int, label: str):
     return progress, lambda n: progress.advance(task, n)
 
 
-def _agent_spec(text: str) -> str:
+def _agent_spec(text: str, rules) -> str:
+    """``text`` if it builds an agent under ``rules`` (a policy may fit only some rules), else UsageError."""
     from tiengow.agents import make_agent
     try:
-        make_agent(text)
+        make_agent(text, rules)
     except ValueError as err:
         raise UsageError(str(err)) from None
     return text
@@ -260,7 +261,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Duplicate evaluation of one agent against copies of another."""
     from tiengow.agents.arena import evaluate
     rules = _rules_arg(args.rules)
-    _agent_spec(args.candidate), _agent_spec(args.vs)
+    _agent_spec(args.candidate, rules), _agent_spec(args.vs, rules)
     progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
     with progress:
         result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
@@ -282,7 +283,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     from tiengow.agents.infra import atomic_write, check_output_path, install_hint, run_dir
     rules = _rules_arg(args.rules)
     for spec in args.agents:
-        _agent_spec(spec)
+        _agent_spec(spec, rules)
     if args.out is not None:  # refuse an unwritable path before the league is played, not after
         check_output_path(args.out + ".json", "--out")
     try:  # known before the league is played: without it, the JSON and the table still come out
@@ -320,6 +321,20 @@ def cmd_league(args: argparse.Namespace) -> int:
         print(f"wrote {out}.json and {out}.png")
     else:
         print(f"wrote {out}.json; no heat map: the PNG needs matplotlib ({install_hint('train')})")
+    return 0
+
+
+@command("agents")
+def cmd_agents(args: argparse.Namespace) -> int:
+    """Every agent spec (built-in, installed plugin, MODULE:FACTORY) with its kind and one line."""
+    from tiengow.agents import agent_catalogue
+    rows = agent_catalogue()
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    width = max(len(row["spec"]) for row in rows)
+    for row in rows:
+        print(f"{row['spec']:<{width}}  {row['kind']:<9}  {row['description']}")
     return 0
 
 
@@ -437,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
                                  "(default: runs/league/DATE-TIME/league)")
+    p = sub.add_parser("agents", help="list the agent specs: built-in, installed plugins, MODULE:FACTORY")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {spec, kind, description}")
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")

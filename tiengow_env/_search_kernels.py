@@ -18,6 +18,10 @@ from numba import njit
 from . import _kernels as K
 from . import _policy_kernels as PK
 from .layout import (
+    LOG_LEADER,
+    LOG_STRIDE,
+    LOG_WINNER,
+    LOG_WINNING,
     MAX_SEATS,
     PHASE_FOLLOW,
     PHASE_OVER,
@@ -67,8 +71,9 @@ def banker_first_lead(state):
     """
     banker = state[S_BANKER]
     for k in range(state[S_TRICK]):
-        if state[S_LOG + 4 * k] == banker:  # leader, winner, size, winning combination
-            return state[S_LOG + 4 * k + 3] if state[S_LOG + 4 * k + 1] == banker else -1
+        log = S_LOG + LOG_STRIDE * k
+        if state[log + LOG_LEADER] == banker:
+            return state[log + LOG_WINNING] if state[log + LOG_WINNER] == banker else -1
     if state[S_PHASE] == PHASE_FOLLOW and state[S_LEADER] == banker and state[S_BEST_SEAT] == banker:
         return state[S_BEST]
     return -1

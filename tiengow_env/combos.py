@@ -127,7 +127,7 @@ class CombinationTable:
             key=lambda c: (CLASS_ID[c.cls], c.strength, [-t for t in c.types]))
         self.index = {c.types: j for j, c in enumerate(self.combos)}
         self.num_combos = len(self.combos)
-        self.num_actions = self.num_combos + NUM_TYPES + 2
+        self.num_actions = L.legal_len(self.num_combos)  # the combinations, then L.EXTRA_ACTIONS
         self.table = self._make_table()
         self.rules_array = self._make_rules_array()
 

@@ -119,8 +119,9 @@ class Session:
         self.state = np.zeros(L.S_LEN, dtype=np.int64)
         self.rng = np.zeros(1, dtype=np.uint64)
         self.history = new_history()
-        self.scratch = np.zeros(self.num_actions + 8, dtype=np.int64)
+        self.scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self.hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
+        self.report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
         self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)    # chips paid by the last step
         self.pending = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips of hands decided at the deal
         self.has_pending = False
@@ -155,10 +156,10 @@ class Session:
         """Apply the acting seat's action; ``delta`` receives the chips it paid to each seat,
         and ``paid`` says whether any changed hands.
 
-        Returns ``_kernels.env_step``'s status: -1 the action is not legal (nothing changes;
-        ``illegal_message`` says why), 0 play goes on, 1 next hand of the match, 2 the
-        episode is over. Raises ValueError when no episode is in play or ``action`` is not an
-        integer id 0..A-1 (nothing changes).
+        Returns ``_kernels.env_step``'s status (layout.ENV_*): ENV_ILLEGAL, the action is not
+        legal (nothing changes; ``illegal_message`` says why), ENV_PLAYING, ENV_NEXT_HAND (the
+        next hand of the match began) or ENV_EPISODE_OVER. Raises ValueError when no episode
+        is in play or ``action`` is not an integer id 0..A-1 (nothing changes).
         """
         if type(action) is not int:  # plain ints skip the slower checks
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
@@ -168,9 +169,9 @@ class Session:
             raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {short_repr(action)}")
         if self.episode_over:
             raise ValueError("no episode in play (it is over, or has not begun); call reset()")
-        status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history,
-                            self.hands_left, self.scratch, self.hands_buf, self.delta)
-        if status < 0:
+        status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history, self.hands_left,
+                            self.scratch, self.hands_buf, self.report, self.delta)
+        if status == L.ENV_ILLEGAL:
             return status
         delta = self.delta
         if self.has_pending:
@@ -180,10 +181,10 @@ class Session:
         self.paid = delta.tolist() != _NO_CHIPS  # most steps pay nothing (numpy's any() is slower here)
         if self.paid:
             self.episode_chips += delta
-        if status == 1:
+        if status == L.ENV_NEXT_HAND:
             self.hands_left -= 1
             self.hand_number += 1
-        elif status == 2:
+        elif status == L.ENV_EPISODE_OVER:
             self.episode_over = True
         return status
 
@@ -371,7 +372,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
             return
         session = self.session
         status = session.step(action)  # ValueError for anything but an action id, before any change
-        if status < 0:
+        if status == L.ENV_ILLEGAL:
             self._illegal_action(agent, action)
             return
         cumulative = self._cumulative_rewards
@@ -382,7 +383,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
             for name, chips in zip(self.possible_agents, session.delta.tolist()):
                 rewards[name] = reward = chips * scale
                 cumulative[name] += reward
-        if status == 2:
+        if status == L.ENV_EPISODE_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
         else:
             self.agent_selection = self.possible_agents[session.state.item(L.S_TO_ACT)]

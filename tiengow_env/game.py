@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,10 +17,45 @@ from . import layout as L
 from .checks import check_seed, is_integer, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
-from .tiles import NAMES, NUM_TYPES, TYPE_BITS, mask_names, mask_types, parse_type
+from .tiles import NAMES, NUM_TYPES, TILE_TYPE, TYPE_BITS, mask_names, mask_types, parse_type
 
 RECORD_KEYS = {"rules", "banker", "hands", "actions", "streak"}
 ACTION_KINDS = ("play", "discard", "declare")
+
+
+_TILE_TYPES = [int(t) for t in TILE_TYPE]
+_PLAY_KINDS = {L.KIND_LEAD: "lead", L.KIND_BEAT: "beat", L.KIND_DISCARD: "discard"}
+
+
+def _types_of(mask: int) -> tuple[int, ...]:
+    """Tile types of a physical mask, sorted; visits only the set bits (masks here are small)."""
+    types = []
+    while mask:
+        low = mask & -mask
+        types.append(_TILE_TYPES[low.bit_length() - 1])
+        mask ^= low
+    return tuple(sorted(types))
+
+
+class Play(NamedTuple):
+    """One seat's turn in a trick: ``kind`` is lead, beat, discard or forced (an early-death
+    discard, RULES.md section 4); ``types`` are the tile types it put on the table, sorted."""
+    seat: int
+    kind: str
+    types: tuple[int, ...]
+
+
+class Trick(NamedTuple):
+    """One trick as the step reports told it: its leader and size (tiles per player), each
+    seat's play in turn order; once the trick is over, its winner, the winning combination id
+    (``Game.combos.combos[winning]``) and the trick-bonus chips each seat received (section 5,
+    all 0 without a stake). The three stay None while the trick is in play."""
+    leader: int
+    size: int
+    plays: tuple[Play, ...]
+    winner: int | None = None
+    winning: int | None = None
+    bonus: tuple[int, ...] | None = None
 
 
 class RecordError(ValueError):
@@ -58,12 +93,14 @@ class Game:
         else:
             masks = self._hand_masks(hands)
         if banker is None:
-            banker = int((K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players)
+            banker = int(K.dice_banker(rng, players))
         if not is_integer(banker) or not 0 <= banker < players:
             raise ValueError(f"banker must be a seat 0..{players - 1}, got {short_repr(banker)}")
         self.state = np.zeros(L.S_LEN, dtype=np.int64)
         K.new_hand(self.state, masks, int(banker), streak, self.combos.table, self.combos.rules_array)
-        self._scratch = np.zeros(self.combos.num_actions + 1200, dtype=np.int64)
+        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
+        self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
+        self._tricks: list[Trick] = []
         self.forced: list[tuple[int, int]] = []  # early-death discards since the last decision
 
     def _hand_masks(self, hands: object) -> np.ndarray:
@@ -105,6 +142,24 @@ class Game:
     @property
     def phase(self) -> str:
         return ("declare", "lead", "follow", "over")[int(self.state[L.S_PHASE])]
+
+    @property
+    def tricks(self) -> list[Trick]:
+        """Every trick of the hand so far, the one in play last (empty before the first lead),
+        as the steps of this game reported them."""
+        return list(self._tricks)
+
+    @property
+    def columns(self) -> list[int]:
+        """Columns each seat has won so far."""
+        return self.state[L.S_COLS:L.S_COLS + self.players].tolist()
+
+    @property
+    def current_best(self) -> tuple[int, int] | None:
+        """(seat, combination id) of the best play of the trick in play; None before its lead."""
+        if self.state[L.S_PHASE] != L.PHASE_FOLLOW:
+            return None
+        return int(self.state[L.S_BEST_SEAT]), int(self.state[L.S_BEST])
 
     def hand(self, seat: int) -> list[str]:
         return mask_names(self.state[L.S_HAND + self._seat(seat)])
@@ -153,6 +208,8 @@ class Game:
         other.__dict__.update(self.__dict__)
         other.state = self.state.copy()
         other._scratch = np.zeros_like(self._scratch)
+        other._report = np.zeros_like(self._report)
+        other._tricks = list(self._tricks)  # tricks are tuples: sharing them is safe
         other.forced = list(self.forced)
         return other
 
@@ -176,15 +233,40 @@ class Game:
                              f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
 
     def _apply(self, action: int) -> None:
-        actor = self.to_act
-        before = self.state[L.S_DOWN:L.S_DOWN + L.MAX_SEATS].copy()
-        K.step(self.state, action, self.combos.table, self.combos.rules_array)
+        """Step the kernel, then read its report: the trick's plays, forced discards, its end."""
+        K.step(self.state, action, self.combos.table, self.combos.rules_array, self._report)
+        report = self._report.tolist()
         self.forced = []
-        for k in range(1, self.players):
-            s = (actor + k) % self.players
-            new = int(self.state[L.S_DOWN + s] & ~before[s])
-            if new:
-                self.forced.append((s, mask_types(new)[0]))
+        kind = report[L.REP_KIND]
+        if kind == L.KIND_DECLARE or kind == L.KIND_DECLINE:
+            return
+        seat, players, number = report[L.REP_SEAT], self.rules.players, report[L.REP_TRICK]
+        types = _types_of(report[L.REP_TILES])
+        if kind == L.KIND_LEAD:
+            self._tricks.append(Trick(seat, len(types), ()))
+        elif len(self._tricks) <= number:  # the state was set from outside: the story starts here
+            ended = report[L.REP_WINNER] >= 0
+            leader = self.state[L.S_LOG + L.LOG_STRIDE * number + L.LOG_LEADER] if ended else self.state[L.S_LEADER]
+            self._tricks.append(Trick(int(leader), int(self.state[L.S_SIZE]), ()))
+        trick = self._tricks[-1]
+        plays = trick.plays
+        if kind == L.KIND_DISCARD and plays and plays[-1].seat == seat:  # the next tile of one discard
+            plays = plays[:-1] + (Play(seat, "discard", tuple(sorted(plays[-1].types + types))),)
+        else:
+            plays += (Play(seat, _PLAY_KINDS[kind], types),)
+        if any(report[L.REP_FORCED:L.REP_FORCED + players]):
+            for k in range(1, players):  # early death goes round in play order after the decision
+                s = (seat + k) % players
+                if report[L.REP_FORCED + s]:
+                    forced = _types_of(report[L.REP_FORCED + s])
+                    self.forced.append((s, forced[0]))
+                    plays += (Play(s, "forced", forced),)
+        if report[L.REP_WINNER] >= 0:
+            bonus = tuple(report[L.REP_BONUS:L.REP_BONUS + players])
+            trick = Trick(trick.leader, trick.size, plays, report[L.REP_WINNER], report[L.REP_WINNING], bonus)
+        else:
+            trick = Trick(trick.leader, trick.size, plays)
+        self._tricks[-1] = trick
 
     def play(self, action: object) -> None:
         """Apply one hand-record action (RULES.md section 8); ValueError with the reason, and
@@ -266,10 +348,10 @@ class Game:
             raise ValueError("the hand is not over yet")
         st, players = self.state, self.players
         tricks = []
-        for k in range(int(st[L.S_TRICK])):
-            leader, winner, size, best = (int(v) for v in st[L.S_LOG + 4 * k:L.S_LOG + 4 * k + 4])
-            tricks.append({"leader": leader, "winner": winner, "size": size,
-                           "winning": self.combos.combos[best].names})
+        for k in range(int(st[L.S_TRICK])):  # the kernel's own trick log (layout.py)
+            log = st[L.S_LOG + L.LOG_STRIDE * k:L.S_LOG + L.LOG_STRIDE * (k + 1)]
+            tricks.append({"leader": int(log[L.LOG_LEADER]), "winner": int(log[L.LOG_WINNER]),
+                           "size": int(log[L.LOG_SIZE]), "winning": self.combos.combos[int(log[L.LOG_WINNING])].names})
 
         def seats(offset: int) -> list[int]:
             return [int(v) for v in st[offset:offset + players]]
@@ -438,4 +520,5 @@ def _parse_json(raw: bytes, where: str) -> Any:
         return RecordError(f"{where} is not JSON: {err}", None)
 
 
-__all__ = ["Game", "RecordError", "replay", "perft", "longest_hand", "parse_record", "play_record", "load_records"]
+__all__ = ["Game", "Play", "Trick", "RecordError", "replay", "perft", "longest_hand", "parse_record", "play_record",
+           "load_records"]

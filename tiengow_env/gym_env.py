@@ -38,6 +38,7 @@ from gymnasium import spaces
 
 from .checks import check_seed, short_repr
 from .env import RENDER_MODES, Session
+from .layout import ENV_ILLEGAL
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
 
@@ -217,7 +218,7 @@ class TienGowEnv(gym.Env):
                     status = session.step(action)
                 except ValueError as err:
                     raise ValueError(f"the opponent at seat {seat}: {err}") from None
-                if status < 0:
+                if status == ENV_ILLEGAL:
                     raise ValueError(f"the opponent at seat {seat}: {session.illegal_message(action)}")
             chips += int(session.delta[self.seat])
 

@@ -28,7 +28,8 @@ Three int64 arrays carry a game into compiled code:
     S_WINNER     W: last trick winner or One Red Dot declarer (-1 before the end)
     S_DECLARER   One Red Dot declarer (-1)
     S_MULT_LAST, S_MULT_SHUT   settlement multipliers (1 or 2)
-    S_LOG + 4*k + (0..3)   trick k: leader, winner, size, winning combination id
+    S_LOG + LOG_STRIDE*k + LOG_*   trick k: LOG_LEADER, LOG_WINNER, LOG_SIZE, LOG_WINNING (the
+                 winning combination id); written when the trick ends
 
 ``table`` (shape (C, T_COLS)), one row per combination type, ids sorted by (class, strength)
 so that the combinations that beat id j are exactly ids T_BEAT_START..T_BEAT_END-1 of row j:
@@ -48,6 +49,34 @@ so that the combinations that beat id j are exactly ids T_BEAT_START..T_BEAT_END
     R_LEAD_BY_TYPE the leads of a hand are found by scanning only the groups of the types it
     holds (large tables such as same_suit_any); otherwise all masks are tested LEAD_CHUNK at a
     time in a fixed-length loop that compiles to vector instructions (classic: 61 masks).
+
+``report`` (int64, length REPORT_LEN), what one decision did, written by ``_kernels.step`` when
+it is given one (the playouts pass none and skip it):
+
+    REP_STATUS   STEP_GOES_ON: the trick goes on (or the next One Red Dot holder decides);
+                 STEP_TRICK_OVER: the decision ended a trick, and the next one has begun;
+                 STEP_HAND_OVER: the hand is over (REP_SETTLE holds the settlement)
+    REP_SEAT     the seat that decided        REP_KIND    KIND_* of its decision
+    REP_TILES    the physical tiles it put on the table: the combination of a lead or a beat
+                 (face up), or the one tile of a discard action (face down); 0 for a declaration
+    REP_TRICK    the trick the decision belongs to (the tricks completed before it)
+    REP_WINNER   winner of the trick the decision ended (-1 if it ended none); REP_WINNING its
+                 winning combination id
+    REP_FORCED+s tiles seat s then discarded by early death (RULES.md section 4), else 0
+    REP_BONUS+s  trick-bonus chips seat s received in this step, < 0 when it paid (section 5)
+    REP_SETTLE+s settlement chips of seat s when the step ended the hand (section 6), else 0
+
+``history`` (int64, HISTORY_LEN), the tiles of each trick for the information state (filled by
+``_kernels.record_tricks`` from the reports): the mask seat s put face up in trick k at
+``HISTORY_STRIDE * k + 2 * s + H_UP``, face down at ``... + H_DOWN``; its last entry,
+H_COUNT, counts the completed tricks.
+
+``env_step`` (the AEC env's step) returns ENV_ILLEGAL (nothing changed), ENV_PLAYING,
+ENV_NEXT_HAND (a hand ended and the match's next hand began) or ENV_EPISODE_OVER.
+
+Scratch sizes: ``legal_actions`` writes at most one entry per action id, so its scratch holds
+``legal_len(C)`` = C + EXTRA_ACTIONS entries; ``decisions`` (perft) lists up to
+MAX_DISCARD_SETS discard multisets besides, ``decisions_len(C)``.
 """
 from .tiles import NUM_TYPES
 
@@ -58,7 +87,9 @@ S_HAND, S_DEALT, S_DOWN, S_UP, S_COLS, S_BONUS, S_SETTLE, S_TABLE = 0, 4, 8, 12,
 (S_BANKER, S_STREAK, S_PHASE, S_TO_ACT, S_LEADER, S_SIZE, S_BEST, S_BEST_SEAT, S_ACTED, S_OWED,
  S_TRICK, S_DOOMED, S_BANKER_FIRST, S_WINNER, S_DECLARER, S_MULT_LAST, S_MULT_SHUT) = range(32, 49)
 S_LOG = 50
-S_LEN = S_LOG + 4 * MAX_TRICKS
+LOG_LEADER, LOG_WINNER, LOG_SIZE, LOG_WINNING = range(4)
+LOG_STRIDE = 4
+S_LEN = S_LOG + LOG_STRIDE * MAX_TRICKS
 
 PHASE_DECLARE, PHASE_LEAD, PHASE_FOLLOW, PHASE_OVER = 0, 1, 2, 3
 
@@ -81,6 +112,36 @@ def lead_padded(num_combos: int) -> int:
 
 
 RED_DOT_OFF, RED_DOT_AUTO, RED_DOT_CHOICE = 0, 1, 2
+
+REP_STATUS, REP_SEAT, REP_KIND, REP_TILES, REP_TRICK, REP_WINNER, REP_WINNING = range(7)
+REP_FORCED = 7
+REP_BONUS = REP_FORCED + MAX_SEATS
+REP_SETTLE = REP_BONUS + MAX_SEATS
+REPORT_LEN = REP_SETTLE + MAX_SEATS
+STEP_GOES_ON, STEP_TRICK_OVER, STEP_HAND_OVER = range(3)
+KIND_LEAD, KIND_BEAT, KIND_DISCARD, KIND_DECLARE, KIND_DECLINE = range(5)
+
+H_UP, H_DOWN = 0, 1
+HISTORY_STRIDE = 2 * MAX_SEATS  # one trick: an up and a down mask per seat
+H_COUNT = HISTORY_STRIDE * MAX_TRICKS
+HISTORY_LEN = H_COUNT + 1
+
+ENV_ILLEGAL, ENV_PLAYING, ENV_NEXT_HAND, ENV_EPISODE_OVER = -1, 0, 1, 2
+
+EXTRA_ACTIONS = NUM_TYPES + 2  # action ids after the C combinations: a discard per type, declare, decline
+MAX_DISCARD_SETS = 210  # distinct n-tile discards (n <= 4) from a hand of at most 10 tiles: C(10, 4)
+
+
+def legal_len(num_combos: int) -> int:
+    """Entries of a scratch for ``legal_actions``: one per action id."""
+    return num_combos + EXTRA_ACTIONS
+
+
+def decisions_len(num_combos: int) -> int:
+    """Entries of a scratch or decision list for ``decisions`` (perft): the actions, then
+    every discard multiset."""
+    return legal_len(num_combos) + MAX_DISCARD_SETS
+
 
 # Action ids (the environments' Discrete space): 0..C-1 play combination j (lead or beat),
 # C+t discard one tile of type t, then C+NUM_TYPES declare One Red Dot, C+NUM_TYPES+1 decline.

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .layout import MAX_TRICKS
+from .layout import HISTORY_LEN, MAX_TRICKS
 from .tiles import NUM_TYPES
 
 # Kernel indices into ``ObservationLayout.offsets`` (the start of each view); the kernels read
@@ -78,8 +78,8 @@ NUM_OFFSETS = 26
 CHIPS_BOUND = 1e6  # the chips and streak views are unbounded in principle; Box needs a finite bound
 
 # The history that the information state needs and the state array does not keep: per trick
-# and per seat, the tiles put up and down (``_kernels.record_tricks`` fills it after each step).
-HISTORY_LEN = MAX_TRICKS * 4 * 2 + 1  # (trick, seat, up/down) masks, then the trick count
+# and per seat, the tiles put up and down (``_kernels.record_tricks`` fills it from each step's
+# report; its layout, HISTORY_LEN entries, is in layout.py).
 
 
 def new_history() -> np.ndarray:

@@ -73,7 +73,7 @@ class VectorEnv:
         self._pending = np.zeros((n, L.MAX_SEATS), dtype=np.int64)
         self._hands_done = np.zeros(n, dtype=np.int64)
         self._running = np.zeros((n, L.MAX_SEATS), dtype=np.int64)
-        self._scratch = np.zeros(self.num_actions + 8, dtype=np.int64)
+        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self._hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
         self.observation = np.zeros((n, self.observation_size), dtype=np.float32)
         self.action_mask = np.zeros((n, self.num_actions), dtype=np.int8)
@@ -83,6 +83,8 @@ class VectorEnv:
         self.terminated = np.zeros(n, dtype=bool)
         self.episode_net = np.zeros((n, players), dtype=np.int64)
         self._actions = np.zeros(n, dtype=np.int64)
+        self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)
+        self._history = np.zeros(L.HISTORY_LEN, dtype=np.int64)  # unused: the vector env keeps no trick history
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,9 +97,10 @@ class VectorEnv:
             seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
-        K.vector_reset(self.states, self._rngs, reseed, seeds, self.combos.table, self.combos.rules_array,
-                       self._offsets, self._face_up, self._pending, self._hands_done, self._running, self._scratch,
-                       self._hands_buf, self.observation, self.action_mask, self.legal_actions, self.to_act)
+        K.vector_reset(self.states, self._rngs, self._pending, self._hands_done, self._running, reseed, seeds,
+                       self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self._scratch,
+                       self._hands_buf, self._report, self._history, self.observation, self.action_mask,
+                       self.legal_actions, self.to_act, self.rewards, self.terminated, self.episode_net)
         self.rewards[:] = 0
         self.terminated[:] = False
         return self.observation, self.action_mask, self.to_act
@@ -110,11 +113,11 @@ class VectorEnv:
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
                              f"got {actions.dtype} {actions.shape}")
         self._actions[:] = actions
-        bad = K.vector_step(self.states, self._actions, self._rngs, self.combos.table, self.combos.rules_array,
-                            self._offsets, self._face_up, self.hands, self.reward_scale, self._pending,
-                            self._hands_done, self._running, self._scratch, self._hands_buf, self.observation,
-                            self.action_mask, self.legal_actions, self.to_act, self.rewards, self.terminated,
-                            self.episode_net)
+        bad = K.vector_step(self.states, self._rngs, self._pending, self._hands_done, self._running, self._actions,
+                            self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self.hands,
+                            self.reward_scale, self._scratch, self._hands_buf, self._report, self._history,
+                            self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
+                            self.terminated, self.episode_net)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
         return self.observation, self.action_mask, self.to_act, self.rewards, self.terminated

@@ -1,10 +1,12 @@
-"""Compiled kernels of the CFR family: every function here is ``@njit(cache=True)``.
+"""Compiled kernels of CFR *learning*: every function here is ``@njit(cache=True)``.
 
-The Python modules ``cfr_tabular.py`` (exact tree, CFR, CFR+, best response), ``mccfr.py``
-(external-sampling MCCFR) and ``abstraction.py`` (the full-game buckets) check inputs,
-allocate the arrays and call these kernels; each section below belongs to one of them and
-cites the equations it implements. Kernels write only into arguments named ``out`` or
-``scratch`` or into the learning tables they are given (``regret``, ``strategy_sum``).
+The Python modules ``cfr_tabular.py`` (CFR, CFR+, best response) and ``mccfr.py``
+(external-sampling MCCFR) check inputs, allocate the arrays and call these kernels; each
+section below belongs to one of them and cites the equations it implements. What a policy
+needs to play, and so what learning must share with play (the exact tree and its information
+sets, the full-game abstraction), is in ``tiengow.agents._cfr_play_kernels``. Kernels write
+only into arguments named ``out`` or ``scratch`` or into the learning tables they are given
+(``regret``, ``strategy_sum``).
 
 Randomness comes from the core's xorshift64 generator (``tiengow_env._kernels.seed_rng`` and
 ``rand_below``), seeded by the caller, so a seed gives the same run with or without the JIT.
@@ -19,58 +21,29 @@ References:
          Extensive Games. NIPS 2009.
 """
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
+from tiengow.agents._cfr_play_kernels import (
+    NUM_ABSTRACT,
+    abstract_view,
+    discard_action,
+    net_chips,
+    uniform,
+)
 from tiengow_env import _kernels as K
-from tiengow_env._policy_kernels import combo_cost, keep_value  # the expert's discard rule, one definition
 from tiengow_env.layout import (
-    PHASE_DECLARE,
+    EXTRA_ACTIONS,
     PHASE_FOLLOW,
-    PHASE_LEAD,
     PHASE_OVER,
     R_COMBOS,
-    R_DECK,
     R_HAND_SIZE,
-    R_PAR,
     R_PLAYERS,
-    S_ACTED,
-    S_BONUS,
-    S_COLS,
-    S_DEALT,
-    S_DOWN,
-    S_HAND,
     S_LEN,
     S_OWED,
     S_PHASE,
-    S_SETTLE,
-    S_SIZE,
     S_TO_ACT,
-    S_UP,
-    STAKE_SUPREME,
-    T_BEAT_END,
-    T_BEAT_START,
-    T_MASK,
-    T_SIZE,
-    T_STAKE,
-    T_STRENGTH,
 )
-from tiengow_env.tiles import NUM_TYPES, TILE_TYPE, TILE_WORTH, TYPE_MASK
-
-_TILE_TYPE = TILE_TYPE.astype(np.int64)
-_TYPE_MASK = TYPE_MASK.astype(np.int64)
-UNIT = 1.0 / 2147483648.0  # 2**-31: rand_below(rng, 2**31) * UNIT is uniform in [0, 1)
-
-
-@njit(cache=True)
-def uniform(rng):
-    """A float uniform in [0, 1) from the core's generator."""
-    return K.rand_below(rng, 2147483648) * UNIT
-
-
-@njit(cache=True)
-def net_chips(state, seat):
-    return float(state[S_BONUS + seat] + state[S_SETTLE + seat])
+from tiengow_env.tiles import NUM_TYPES
 
 
 # ============================================================================ regret matching
@@ -108,138 +81,6 @@ def normalise(strategy_sum, info_offset, info_size, out):
             total += strategy_sum[off + k]
         for k in range(size):
             out[off + k] = strategy_sum[off + k] / total if total > 0.0 else 1.0 / size
-
-
-# ============================================================================ the exact tree
-# A flat game tree of a small rule set (cfr_tabular.GameTree). Node n: ``player[n]`` (the seat
-# to act, -1 at a terminal), ``infoset[n]``, ``first_child[n]`` and ``num_children[n]`` (the
-# children are contiguous, in the order of the legal actions), ``depth[n]`` (decisions since
-# the deal), ``utility[n, p]`` (terminal chips). Nodes 0..D-1 are the deal roots. A node's
-# children always come after it, so ascending index order visits parents first.
-#
-# Information sets (tiengow_env/tree.py): seat s's key is its seat, its dealt hand and its
-# view of the decisions so far. The view is interned as a sequence id: each decision (seat,
-# action) appends the event the observer sees, with another seat's face-down tile hidden.
-
-@njit(cache=True)
-def _event(seat, action, observer, combos, num_actions, players, face_up):
-    """What ``observer`` sees of ``seat`` taking ``action``: 1 + action, or 0 for a hidden tile."""
-    seen = action + 1
-    if not face_up and seat != observer and combos <= action < combos + NUM_TYPES:
-        seen = 0
-    return seat * (num_actions + 1) + seen
-
-
-@njit(cache=True)
-def count_tree_nodes(hands, banker, table, rules):
-    """Nodes of the action tree over the deals ``hands`` (D, MAX_SEATS), terminals included."""
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
-    stack = np.empty((4096, S_LEN), dtype=np.int64)
-    total = 0
-    for d in range(hands.shape[0]):
-        K.new_hand(stack[0], hands[d], banker, 1, table, rules)
-        top = 1
-        while top > 0:
-            top -= 1
-            total += 1
-            if stack[top, S_PHASE] == PHASE_OVER:
-                continue
-            n = K.legal_actions(stack[top], table, rules, scratch)
-            parent = stack[top].copy()
-            for k in range(n):
-                stack[top + k, :] = parent
-                K.step(stack[top + k], scratch[k], table, rules)
-            top += n
-    return total
-
-
-@njit(cache=True)
-def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
-               out_player, out_infoset, out_first_child, out_num_children, out_depth, out_utility,
-               out_info_player, out_info_offset, out_info_size, out_info_depth, out_info_key, out_slot_action):
-    """Fill the flat tree (layout above); return (nodes, information sets, slots, error).
-
-    ``error`` is 0, or 1 when two nodes of one information set disagree on the legal actions
-    or on the depth (which would break perfect recall)."""
-    players = rules[R_PLAYERS]
-    combos = rules[R_COMBOS]
-    events = players * (num_actions + 1)
-    scratch = np.empty(combos + NUM_TYPES + 2, dtype=np.int64)
-    stack = np.empty((4096, S_LEN), dtype=np.int64)
-    stack_node = np.empty(4096, dtype=np.int64)
-    stack_seq = np.zeros((4096, players), dtype=np.int64)
-    sequences = Dict.empty(key_type=types.int64, value_type=types.int64)
-    infosets = Dict.empty(key_type=types.int64, value_type=types.int64)
-    D = hands.shape[0]
-    next_node = D
-    num_infosets = 0
-    num_slots = 0
-    error = 0
-    for d in range(D):
-        K.new_hand(stack[0], hands[d], banker, 1, table, rules)
-        stack_node[0] = d
-        stack_seq[0, :] = 0
-        out_depth[d] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack_node[top]
-            state = stack[top].copy()
-            seq = stack_seq[top].copy()
-            if state[S_PHASE] == PHASE_OVER:
-                out_player[node] = -1
-                out_infoset[node] = -1
-                out_first_child[node] = -1
-                out_num_children[node] = 0
-                for p in range(players):
-                    out_utility[node, p] = net_chips(state, p)
-                continue
-            seat = state[S_TO_ACT]
-            n = K.legal_actions(state, table, rules, scratch)
-            key = (seq[seat] * players + seat) * (np.int64(1) << 32) + K.canonical(state[S_DEALT + seat])
-            if key not in infosets:
-                info = num_infosets
-                infosets[key] = info
-                out_info_player[info] = seat
-                out_info_offset[info] = num_slots
-                out_info_size[info] = n
-                out_info_depth[info] = out_depth[node]
-                out_info_key[info] = key
-                for k in range(n):
-                    out_slot_action[num_slots + k] = scratch[k]
-                num_slots += n
-                num_infosets += 1
-            else:
-                info = infosets[key]
-                if out_info_size[info] != n or out_info_depth[info] != out_depth[node]:
-                    error = 1
-                else:
-                    for k in range(n):
-                        if out_slot_action[out_info_offset[info] + k] != scratch[k]:
-                            error = 1
-            out_player[node] = seat
-            out_infoset[node] = info
-            out_first_child[node] = next_node
-            out_num_children[node] = n
-            for k in range(n):
-                child = next_node + k
-                out_depth[child] = out_depth[node] + 1
-                stack[top + k, :] = state
-                K.step(stack[top + k], scratch[k], table, rules)
-                stack_node[top + k] = child
-                for o in range(players):
-                    code = seq[o] * events + _event(seat, scratch[k], o, combos, num_actions, players, face_up)
-                    if code in sequences:
-                        nxt = sequences[code]
-                    else:
-                        nxt = len(sequences) + 1  # 0 is the empty sequence
-                        sequences[code] = nxt
-                    stack_seq[top + k, o] = nxt
-            next_node += n
-            top += n
-    if next_node != num_nodes:
-        error = 2
-    return next_node, num_infosets, num_slots, error
 
 
 # ============================================================================ CFR and CFR+
@@ -488,187 +329,7 @@ def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, player, infoset
                            regret, strategy_sum, rng, scratch_sigma, scratch_values, scratch_frames)
 
 
-# ============================================================================ abstraction
-# The full-game information and action abstraction (documented in abstraction.py). Abstract
-# actions: leads 0..3, answers 4..6; each maps to one concrete first action id.
-A_LEAD_BIG, A_LEAD_SURE, A_LEAD_LOW, A_LEAD_HIGH, A_BEAT_CHEAP, A_BEAT_STRONG, A_DISCARD = range(7)
-NUM_ABSTRACT = 7
-KIND_LEAD, KIND_FOLLOW = 0, 1
-# Mixed-radix sizes of the bucket features (abstraction.py documents each one).
-RADIX_TILES, RADIX_COLUMNS, RADIX_SURE, RADIX_ZERO, RADIX_SIZE, RADIX_ACTED = 11, 4, 5, 3, 5, 4
-LEAD_KEYS = RADIX_TILES * RADIX_COLUMNS * RADIX_SURE * 2 * RADIX_ZERO * 16
-FOLLOW_KEYS = RADIX_TILES * RADIX_SIZE * RADIX_ACTED * RADIX_COLUMNS * 2 * 2 * RADIX_SURE * 8
-NUM_KEYS = LEAD_KEYS + FOLLOW_KEYS
-
-
-@njit(cache=True)
-def beatable(combo, pool, table):
-    """Can a combination that beats ``combo`` be made from the tiles ``pool`` (any mask)?"""
-    held = K.canonical(pool)
-    for j in range(table[combo, T_BEAT_START], table[combo, T_BEAT_END]):
-        if held & table[j, T_MASK] == table[j, T_MASK]:
-            return True
-    return False
-
-
-@njit(cache=True)
-def unseen_tiles(state, seat, rules):
-    """Tiles ``seat`` has not seen: other hands and other seats' face-down tiles."""
-    players = rules[R_PLAYERS]
-    seen = state[S_HAND + seat] | state[S_DOWN + seat]
-    for p in range(players):
-        seen |= state[S_UP + p]
-    return rules[R_DECK] & ~seen
-
-
-@njit(cache=True)
-def discard_action(state, seat, single_of_type, table, rules):
-    """The rule-based discard: one tile of the type worth least to keep."""
-    hand = state[S_HAND + seat]
-    unseen = unseen_tiles(state, seat, rules)
-    best_t = -1
-    best_v = 1e18
-    remaining = K.canonical(hand)
-    while remaining:
-        t = _TILE_TYPE[K.lowest_bit(remaining)]
-        remaining &= ~_TYPE_MASK[t]
-        v = keep_value(t, hand, unseen, single_of_type, table, rules)
-        if v < best_v:
-            best_v = v
-            best_t = t
-    return rules[R_COMBOS] + best_t
-
-
-@njit(cache=True)
-def _column_bucket(columns, par):
-    if columns == 0:
-        return 0
-    if columns < par:
-        return 1
-    return 2 if columns == par else 3
-
-
-@njit(cache=True)
-def abstract_view(state, single_of_type, table, rules, scratch, out_options):
-    """The acting seat's bucket key and abstract options (abstraction.py documents both).
-
-    ``out_options[a]`` receives the concrete action of abstract action a, or -1 where a is not
-    available or repeats an earlier option. Returns the key (0 .. NUM_KEYS-1), or -1 when the
-    seat has no choice (then ``out_options[0]`` holds the action to take). Reads only what the
-    acting seat may know: its own tiles, the face-up tiles, counts and columns.
-    """
-    out_options[:] = -1
-    phase = state[S_PHASE]
-    seat = state[S_TO_ACT]
-    C = rules[R_COMBOS]
-    players = rules[R_PLAYERS]
-    par = rules[R_PAR]
-    if phase == PHASE_DECLARE:
-        out_options[0] = C + NUM_TYPES  # One Red Dot under `choice`: always declare
-        return -1
-    if phase == PHASE_FOLLOW and state[S_OWED] > 0:
-        out_options[0] = discard_action(state, seat, single_of_type, table, rules)
-        return -1
-    n = K.legal_actions(state, table, rules, scratch)
-    if n == 1:
-        out_options[0] = scratch[0]
-        return -1
-    hand = state[S_HAND + seat]
-    unseen = unseen_tiles(state, seat, rules)
-    tiles = K.popcount(hand)
-    columns = _column_bucket(state[S_COLS + seat], par)
-    # Tiles of the hand that some sure lead (one that no unseen tiles can beat) would use.
-    held = K.canonical(hand)
-    sure_mask = np.int64(0)
-    for j in range(C):
-        m = table[j, T_MASK]
-        if held & m == m and not beatable(j, unseen, table):
-            sure_mask |= m
-    sure = min(K.popcount(sure_mask), RADIX_SURE - 1)
-    if phase == PHASE_LEAD:
-        big, sure_lead, low, high = -1, -1, -1, -1
-        supreme = 0
-        for i in range(n):
-            j = scratch[i]
-            if big < 0 or table[j, T_SIZE] > table[big, T_SIZE] or (
-                    table[j, T_SIZE] == table[big, T_SIZE] and table[j, T_STRENGTH] > table[big, T_STRENGTH]):
-                big = j
-            if table[j, T_STAKE] == STAKE_SUPREME:
-                supreme = 1
-            if not beatable(j, unseen, table):
-                if sure_lead < 0 or table[j, T_SIZE] > table[sure_lead, T_SIZE] or (
-                        table[j, T_SIZE] == table[sure_lead, T_SIZE]
-                        and combo_cost(j, hand, unseen, single_of_type, table, rules)
-                        < combo_cost(sure_lead, hand, unseen, single_of_type, table, rules)):
-                    sure_lead = j
-            if table[j, T_SIZE] == 1:
-                t = _TILE_TYPE[K.lowest_bit(table[j, T_MASK])]
-                if low < 0 or keep_value(t, hand, unseen, single_of_type, table, rules) < keep_value(
-                        _TILE_TYPE[K.lowest_bit(table[low, T_MASK])], hand, unseen, single_of_type, table, rules):
-                    low = j
-                if high < 0 or TILE_WORTH[t] > TILE_WORTH[_TILE_TYPE[K.lowest_bit(table[high, T_MASK])]]:
-                    high = j
-        out_options[A_LEAD_BIG] = big
-        if sure_lead >= 0 and sure_lead != big:
-            out_options[A_LEAD_SURE] = sure_lead
-        if low >= 0 and low != big and low != sure_lead:
-            out_options[A_LEAD_LOW] = low
-        if high >= 0 and high != big and high != sure_lead and high != low:
-            out_options[A_LEAD_HIGH] = high
-        mask = 0
-        for a in range(1, 4):
-            if out_options[a] >= 0:
-                mask |= 1 << (a - 1)
-        if mask == 0:
-            return -1
-        zero = 0
-        for p in range(players):
-            if p != seat and state[S_COLS + p] == 0:
-                zero += 1
-        key = min(tiles, RADIX_TILES - 1)
-        key = key * RADIX_COLUMNS + columns
-        key = key * RADIX_SURE + sure
-        key = key * 2 + supreme
-        key = key * RADIX_ZERO + min(zero, RADIX_ZERO - 1)
-        key = key * 16 + mask
-        return key
-    # Following, before any tile of an answer: beats come first in the legal list, weakest first.
-    cheap, strong, discard = -1, -1, -1
-    for i in range(n):
-        a = scratch[i]
-        if a < C:
-            if cheap < 0:
-                cheap = a
-            strong = a
-        else:
-            discard = a
-    if cheap < 0:  # no beat: the rule-based discard
-        out_options[0] = discard_action(state, seat, single_of_type, table, rules)
-        return -1
-    last = state[S_ACTED] == players - 1
-    out_options[A_BEAT_CHEAP] = cheap
-    if strong != cheap:
-        out_options[A_BEAT_STRONG] = strong
-    if discard >= 0:
-        out_options[A_DISCARD] = discard_action(state, seat, single_of_type, table, rules)
-    mask = (1 if strong != cheap else 0) | (2 if discard >= 0 else 0)
-    if mask == 0:
-        out_options[0] = cheap
-        out_options[A_BEAT_CHEAP] = -1
-        return -1
-    cheap_sure = 1 if last or not beatable(cheap, unseen, table) else 0
-    strong_sure = 1 if last or not beatable(strong, unseen, table) else 0
-    key = min(tiles, RADIX_TILES - 1)
-    key = key * RADIX_SIZE + state[S_SIZE]
-    key = key * RADIX_ACTED + min(state[S_ACTED], RADIX_ACTED - 1)
-    key = key * RADIX_COLUMNS + columns
-    key = key * 2 + cheap_sure
-    key = key * 2 + strong_sure
-    key = key * RADIX_SURE + sure
-    key = key * 8 + mask
-    return LEAD_KEYS + key
-
-
+# ============================================================================ ES-MCCFR, full game
 @njit(cache=True)
 def apply_abstract(state, action, single_of_type, table, rules):
     """Apply a concrete first action; a discard goes on by the discard rule until the seat has
@@ -681,7 +342,6 @@ def apply_abstract(state, action, single_of_type, table, rules):
             K.step(state, discard_action(state, seat, single_of_type, table, rules), table, rules)
 
 
-# ============================================================================ ES-MCCFR, full game
 @njit(cache=True)
 def _current_strategy(regret, key, options, out):
     """Regret matching [HM00] over the available options of bucket ``key``."""
@@ -793,49 +453,16 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     sigma = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     values = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     nxt = np.zeros(depth_max, dtype=np.int64)
-    scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.zeros(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
     hands = np.zeros(4, dtype=np.int64)
     start = np.zeros(S_LEN, dtype=np.int64)
     for t in range(first_iteration, first_iteration + iterations):
         weight = float(t + 1) if linear else 1.0
         K.deal(rng, rules, hands)
-        banker = (K.rand_below(rng, 6) + K.rand_below(rng, 6) + 1) % players
+        banker = K.dice_banker(rng, players)
         K.new_hand(start, hands, banker, 1, table, rules)
         for traverser in range(players):
             game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, scratch,
                            state, frames, keys, options, sigma, values, nxt)
     return 0
 
-
-@njit(cache=True)
-def policy_action(state, keys, probabilities, sample, single_of_type, table, rules, rng, scratch, options):
-    """The action of a policy table (rows ``probabilities`` for the sorted bucket ``keys``) for
-    the acting seat: -1 when the bucket is not in the table (the caller falls back)."""
-    key = abstract_view(state, single_of_type, table, rules, scratch, options)
-    if key < 0:
-        return options[0]
-    row = np.searchsorted(keys, key)
-    if row >= keys.shape[0] or keys[row] != key:
-        return -1
-    total = 0.0
-    for a in range(NUM_ABSTRACT):
-        if options[a] >= 0:
-            total += probabilities[row, a]
-    if total <= 0.0:
-        return -1
-    if not sample:
-        best = -1
-        for a in range(NUM_ABSTRACT):
-            if options[a] >= 0 and (best < 0 or probabilities[row, a] > probabilities[row, best]):
-                best = a
-        return options[best]
-    u = uniform(rng) * total
-    acc = 0.0
-    last = -1
-    for a in range(NUM_ABSTRACT):
-        if options[a] >= 0:
-            acc += probabilities[row, a]
-            last = a
-            if u < acc:
-                return options[a]
-    return options[last]

@@ -1,4 +1,4 @@
-"""CFR training runs (``tiengow train cfr --config configs/cfr_micro.yaml``) and policy files.
+"""CFR training runs (``tiengow train cfr --config cfr_micro``) and policy files.
 
 Algorithms (``CfrConfig.algorithm``):
 
@@ -6,7 +6,8 @@ Algorithms (``CfrConfig.algorithm``):
   exact information sets of a small preset (``cfr_tabular.py``);
 * ``mccfr``: external-sampling MCCFR on the same exact tree (``mccfr.TreeMCCFR``);
 * ``mccfr_abstract``: external-sampling MCCFR of the full game over the information and action
-  abstraction of ``abstraction.py`` (``mccfr.GameMCCFR``); its policy drives the ``cfr`` agent.
+  abstraction of ``tiengow.agents.abstraction`` (``mccfr.GameMCCFR``); its policy drives the
+  ``cfr`` agent.
 
 Every ``log_every`` iterations a run measures its average strategy: NashConv (exact best
 responses, ``cfr_tabular.nash_conv``) on small presets, chips per hand against baselines
@@ -14,42 +15,33 @@ responses, ``cfr_tabular.nash_conv``) on small presets, chips per hand against b
 writer is available (``torch.utils.tensorboard``, else the ``tensorboard`` package; otherwise
 a one-line notice) and into the returned summary.
 
-Policy files (``.npz``, written atomically: a temporary file, then ``os.replace``) hold
-``format`` = ``tiengow-cfr-policy``, ``version``, ``kind`` and ``meta`` (JSON: rules, algorithm,
-iterations, seconds, curve), then per kind:
-
-* ``tabular``: ``policy`` (float64, one probability per slot of the exact tree),
-  ``fingerprint`` (``GameTree.fingerprint()``), ``banker``;
-* ``abstract``: ``keys`` (int64, sorted bucket keys), ``probabilities`` (float32, keys x 7
-  abstract actions, ``abstraction.ABSTRACT_NAMES``), ``act`` (``sample`` or ``argmax``).
+Policy files are those the ``cfr`` agent plays (``tiengow.agents.cfr``: the format, its
+writer ``save_policy`` and its reader ``load_policy``, re-exported here): runs write them
+through that one definition, so every policy that ``tiengow nashconv`` accepts also plays.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from tiengow.agents.cfr import FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
 from tiengow_env.rules import RuleSet
 
 from .config import build, read_settings
 
-FORMAT = "tiengow-cfr-policy"
-VERSION = 1
 ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
 
 
 # ============================================================================ config
 @dataclass
 class CfrConfig:
-    """One CFR training run (``configs/cfr_micro.yaml``, ``configs/cfr.yaml``)."""
+    """One CFR training run (shipped: ``configs/cfr_micro.yaml``, ``configs/cfr.yaml``)."""
 
     algorithm: str = "cfr+"
     """cfr+ | cfr | mccfr (exact tree of a small preset) | mccfr_abstract (full game, abstraction)"""
@@ -117,87 +109,6 @@ class CfrConfig:
         if self.act not in ("sample", "argmax"):
             raise ValueError(f"act must be 'sample' or 'argmax', got {self.act!r}")
         RuleSet.from_spec(self.rules)
-
-
-# ============================================================================ policy files
-def save_policy(path: str, kind: str, meta: dict, **arrays: np.ndarray) -> None:
-    """Write a policy file atomically (temporary file in the same directory, then os.replace)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".cfr-", suffix=".npz.tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION), kind=np.array(kind),
-                                meta=np.array(json.dumps(meta)), **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a policy file is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-REQUIRED = {"tabular": ("policy", "fingerprint", "banker"), "abstract": ("keys", "probabilities", "act")}
-
-
-def load_policy(path: str) -> dict[str, Any]:
-    """A policy file as a dict (``kind``, ``meta`` and its arrays); ValueError naming the file and
-    what was expected when it is missing, corrupt or not a CFR policy."""
-    expected = f"a tiengow CFR policy file (.npz with format={FORMAT!r}, written by tiengow train cfr)"
-    if not os.path.exists(path):
-        raise ValueError(f"policy file {path} does not exist; expected {expected}")
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"policy file {path} is not an .npz (zip) archive; expected {expected}")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as err:
-        raise ValueError(f"policy file {path} is corrupt or not an .npz file ({err}); expected {expected}") from None
-    if str(arrays.get("format", "")) != FORMAT:
-        raise ValueError(f"{path} is not a CFR policy file; expected {expected}")
-    if int(arrays.get("version", -1)) != VERSION:
-        raise ValueError(f"{path}: policy file version {arrays.get('version')} is not supported; expected {VERSION}")
-    kind = str(arrays.get("kind", ""))
-    if kind not in REQUIRED:
-        raise ValueError(f"{path}: unknown policy kind {kind!r}; expected one of {', '.join(REQUIRED)}")
-    missing = [name for name in REQUIRED[kind] if name not in arrays]
-    if missing:
-        raise ValueError(f"{path}: a {kind} policy needs the arrays {', '.join(REQUIRED[kind])}; missing {missing[0]}")
-    try:
-        meta = json.loads(str(arrays["meta"]))
-    except (KeyError, ValueError):
-        raise ValueError(f"{path}: the 'meta' entry is missing or not JSON; expected {expected}") from None
-    out = {"kind": kind, "meta": meta, "path": path}
-    if kind == "tabular":
-        out.update(policy=np.asarray(arrays["policy"], dtype=np.float64), fingerprint=str(arrays["fingerprint"]),
-                   banker=int(arrays["banker"]))
-    else:
-        keys = np.asarray(arrays["keys"], dtype=np.int64)
-        probabilities = np.asarray(arrays["probabilities"], dtype=np.float64)
-        from .abstraction import NUM_ABSTRACT, NUM_KEYS
-        if (keys.ndim != 1 or probabilities.shape != (len(keys), NUM_ABSTRACT) or (np.diff(keys) <= 0).any()
-                or (len(keys) and (keys[0] < 0 or keys[-1] >= NUM_KEYS))):
-            raise ValueError(f"{path}: an abstract policy needs sorted keys in 0..{NUM_KEYS - 1} and a "
-                             f"(keys, {NUM_ABSTRACT}) probability table; got {keys.shape} and {probabilities.shape}")
-        if not np.isfinite(probabilities).all() or (probabilities < 0).any():
-            raise ValueError(f"{path}: probabilities must be finite and non-negative")
-        out.update(keys=keys, probabilities=probabilities, act=str(arrays["act"]))
-    return out
-
-
-def tabular_policy_for(tree: Any, loaded: dict[str, Any]) -> np.ndarray:
-    """The slot probabilities of a loaded tabular policy, checked against ``tree``."""
-    if loaded["kind"] != "tabular":
-        raise ValueError(f"{loaded['path']} is an abstract (full-game) policy; NashConv needs a tabular policy of "
-                         f"the exact tree (tiengow train cfr --config configs/cfr_micro.yaml)")
-    if loaded["fingerprint"] != tree.fingerprint() or loaded["banker"] != tree.banker:
-        raise ValueError(f"{loaded['path']} was computed for another game tree (rules "
-                         f"{loaded['meta'].get('rules_name')!r}, banker {loaded['banker']}); expected rules "
-                         f"{tree.rules.name!r}, banker {tree.banker}")
-    from .cfr_tabular import check_policy
-    return check_policy(tree, loaded["policy"])
 
 
 # ============================================================================ logging
@@ -356,11 +267,10 @@ def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleS
     copies of ``opponent``: (mean chips per hand, 95% half-width)."""
     from tiengow.agents.arena import mean_and_half_width, play_deals
     from tiengow.agents.base import make_agent
-    from tiengow.agents.cfr import CfrAgent
     candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
     opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
     return mean_and_half_width(play_deals(candidate, opponents, rules, seed, 0, deals)[:, :, 0].mean(axis=1))
 
 
 __all__ = ["CfrConfig", "train", "save_policy", "load_policy", "tabular_policy_for", "evaluate_abstract",
-           "ScalarLog", "ALGORITHMS"]
+           "ScalarLog", "ALGORITHMS", "FORMAT", "VERSION"]

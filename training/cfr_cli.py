@@ -34,7 +34,8 @@ def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argpar
 
 def add_train_cfr_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("cfr", help="CFR+, CFR or MCCFR (configs/cfr_micro.yaml, configs/cfr.yaml)")
-    p.add_argument("--config", required=True, help="YAML config (training.cfr.CfrConfig)")
+    p.add_argument("--config", required=True,
+                   help="YAML config (training.cfr.CfrConfig): a file, or a shipped name (cfr_micro, cfr)")
     p.add_argument("--out", help="policy file to write (default: the config's out if it sets one, else "
                                  "runs/train-cfr/DATE-TIME/CONFIG.npz)")
     p.add_argument("--algorithm", help="override the config's algorithm (cfr+, cfr, mccfr, mccfr_abstract)")

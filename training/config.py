@@ -1,30 +1,57 @@
-"""Reading training configs: one YAML mapping of settings into a config dataclass."""
+"""Reading training configs: one YAML mapping of settings into a config dataclass.
+
+``--config`` takes a file path or the name of a config shipped inside the package
+(``tiengow.configs``: ``ppo``, ``cfr``, ``cfr_micro``), so that ``tiengow train cfr --config
+cfr_micro`` works from any folder, editable install or wheel. A path that exists wins over a
+shipped name.
+"""
 from __future__ import annotations
 
 import dataclasses
+import os
+from importlib import resources
 from typing import Any, TypeVar
 
 from tiengow_env.rules import parse_error_text
 
 Config = TypeVar("Config")
+SHIPPED = "tiengow.configs"
 
 
-def read_settings(path: str) -> dict[str, Any]:
-    """The mapping of settings in a YAML (or JSON) file; ValueError naming the file and the problem."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as err:
-        raise ValueError(f"cannot read config {path}: {err.strerror}") from None
+def shipped_configs() -> list[str]:
+    """Names of the configs shipped in the package (``tiengow.configs``), sorted."""
+    return sorted(entry.name[:-5] for entry in resources.files(SHIPPED).iterdir() if entry.name.endswith(".yaml"))
+
+
+def config_text(spec: str) -> tuple[str, str]:
+    """(text, where) of a config given as a path or a shipped name (module doc); ValueError
+    listing the shipped names when it is neither."""
+    if os.path.exists(spec):
+        try:
+            with open(spec, encoding="utf-8") as f:
+                return f.read(), spec
+        except OSError as err:
+            raise ValueError(f"cannot read config {spec}: {err.strerror}") from None
+    name = spec[:-5] if spec.endswith(".yaml") else spec
+    if name in shipped_configs():
+        return resources.files(SHIPPED).joinpath(name + ".yaml").read_text(encoding="utf-8"), f"{name} (shipped)"
+    raise ValueError(f"config {spec!r} is neither a file nor a shipped config; shipped configs: "
+                     f"{', '.join(shipped_configs())}")
+
+
+def read_settings(spec: str) -> dict[str, Any]:
+    """The mapping of settings in a YAML (or JSON) config, given as a path or a shipped name;
+    ValueError naming the config and the problem."""
+    text, where = config_text(spec)
     try:
         import yaml
         data = yaml.safe_load(text)
     except Exception as err:  # yaml raises its own error types; all mean a malformed file
-        raise ValueError(f"config {path} is not valid YAML: {parse_error_text(err)}") from None
+        raise ValueError(f"config {where} is not valid YAML: {parse_error_text(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"config {path} must be a mapping of settings, got {type(data).__name__}")
+        raise ValueError(f"config {where} must be a mapping of settings, got {type(data).__name__}")
     return data
 
 

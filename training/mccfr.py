@@ -9,10 +9,10 @@ counterfactual regret at the traverser's information set I is then simply
 and each other seat adds its current strategy to its average strategy where it acts. One
 iteration is one traversal per seat (alternating), all on one sampled deal.
 
-* ``TreeMCCFR`` runs on a ``cfr_tabular.GameTree`` (small presets), so that its average
+* ``TreeMCCFR`` runs on an exact ``GameTree`` (``tiengow.agents.exact_tree``) (small presets), so that its average
   strategy can be measured exactly with NashConv.
 * ``GameMCCFR`` runs on the full game through the compiled core (``tiengow_env._kernels``),
-  over the information and action abstraction of ``abstraction.py``: tables are indexed by the
+  over the information and action abstraction of ``tiengow.agents.abstraction``: tables are indexed by the
   integer bucket key, and each bucket has at most ``NUM_ABSTRACT`` abstract actions.
 
 With ``linear=True`` iteration t's contribution to the average strategy is weighted by t
@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiengow.agents.abstraction import NUM_ABSTRACT, NUM_KEYS, single_of_type
+from tiengow.agents.exact_tree import GameTree
 from tiengow_env import _kernels as K
 from tiengow_env.combos import table_for
 from tiengow_env.rules import RuleSet
 
 from . import _cfr_kernels as CK
-from .abstraction import single_of_type
-from .cfr_tabular import GameTree
 
 
 def _rng(seed: int) -> np.ndarray:
@@ -66,7 +66,7 @@ class TreeMCCFR:
 
 
 class GameMCCFR:
-    """External-sampling MCCFR of the abstract full game (``abstraction.py``).
+    """External-sampling MCCFR of the abstract full game (``tiengow.agents.abstraction``).
 
     Tables are dense over the bucket keys (``NUM_KEYS`` x ``NUM_ABSTRACT``); the policy keeps
     only the buckets that were visited (``average_policy``).
@@ -79,8 +79,8 @@ class GameMCCFR:
         self.combos = table_for(self.rules)
         self.linear = linear
         self.iterations = 0
-        self.regret = np.zeros((CK.NUM_KEYS, CK.NUM_ABSTRACT))
-        self.strategy_sum = np.zeros((CK.NUM_KEYS, CK.NUM_ABSTRACT))
+        self.regret = np.zeros((NUM_KEYS, NUM_ABSTRACT))
+        self.strategy_sum = np.zeros((NUM_KEYS, NUM_ABSTRACT))
         self._single = single_of_type(self.rules)
         self._rng = _rng(seed)
 

@@ -58,6 +58,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from tiengow_env import layout as L
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
@@ -459,7 +460,7 @@ class Collector:
         # the collector's own sampling stream
         self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
         self.actions = np.zeros(env.num_envs, dtype=np.int64)
-        self.scratch = np.zeros(env.num_actions + 8, dtype=np.int64)
+        self.scratch = np.zeros(L.legal_len(env.combos.num_combos), dtype=np.int64)
         self.expert = None
         self.snapshots: list[PolicyNet] = []
 

@@ -17,7 +17,8 @@ import time
 
 def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("ppo", help="PPO self-play with an opponent pool (configs/ppo.yaml)")
-    p.add_argument("--config", help="YAML config (training.ppo.PpoConfig); default: the built-in defaults")
+    p.add_argument("--config", help="YAML config (training.ppo.PpoConfig): a file, or a shipped name (ppo); "
+                                     "default: the built-in defaults")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override a config field (repeatable), e.g. --set lr=1e-4 --set num_envs=512")
     p.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint")

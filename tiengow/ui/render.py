@@ -260,9 +260,8 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
     if int(st[L.S_DECLARER]) >= 0:
         head.append(f"who declared One Red Dot and counts as winning all {size} columns")
     else:
-        k = int(st[L.S_TRICK]) - 1
-        leader, trick_size, best = (int(st[L.S_LOG + 4 * k + i]) for i in (0, 2, 3))
-        winning = game.combos.combos[best]
+        last = game.tricks[-1]
+        leader, trick_size, winning = last.leader, last.size, game.combos.combos[last.winning]
         head.append("winner of the last trick with ")
         head.append_text(combo_text(winning))
         if last_mult > 1:

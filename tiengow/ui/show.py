@@ -18,6 +18,7 @@ from rich.text import Text
 from tiengow_env import layout as L
 from tiengow_env.game import RecordError, load_records, parse_record
 from tiengow_env.tiles import mask_types
+
 from . import render as R
 from .tracker import HandLog, Trick
 

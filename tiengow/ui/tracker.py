@@ -1,18 +1,15 @@
 """``HandLog``: a ``Game`` with a memory of who did what, trick by trick, and its hand record.
 
-The core keeps only what the rules need (masks, the current trick, a log of trick winners).
 People want the story: who led what, who beat, who discarded how many, what early death took.
-``HandLog`` applies each decision to the game and reads the story off the state before and
-after it: tiles that newly went up or down at a seat are that seat's move, and a seat other
-than the actor can only have moved by early death. A bot's discard of n tiles arrives as n
-single-tile actions; they are merged into one move, as in a hand record.
+The game tells it: every step of the core reports what it did, and ``Game.tricks`` lists each
+trick's plays from those reports (a bot's discard of n tiles, n single-tile actions, is one
+play, as in a hand record). ``HandLog`` adds what a person needs on top: the hands at the start
+of each trick, the declarations, events to narrate as they happen, and the hand record.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from tiengow_env import layout as L
 from tiengow_env.combos import Combination
@@ -91,50 +88,32 @@ class HandLog:
         return self._apply(lambda: self.game.step(action), kind)
 
     def _apply(self, apply: Callable[[], None], declaration: str | None) -> list[tuple[str, object]]:
-        game, st, players = self.game, self.game.state, self.game.players
+        game, players = self.game, self.game.players
         actor, phase = game.to_act, game.phase
-        up = st[L.S_UP:L.S_UP + players].copy()
-        down = st[L.S_DOWN:L.S_DOWN + players].copy()
-        bonus = st[L.S_BONUS:L.S_BONUS + players].copy()
-        trick_count, leader = int(st[L.S_TRICK]), int(st[L.S_LEADER])
-        hands = [mask_types(st[L.S_HAND + s]) for s in range(players)]
+        hands = [mask_types(game.state[L.S_HAND + s]) for s in range(players)]  # if a trick begins now
         apply()
         events: list[tuple[str, object]] = []
         if phase == "declare" and declaration:
             move = Move(actor, declaration)
             self.declarations.append(move)
             events.append(("move", move))
-        for k in range(players):
-            s = (actor + k) % players if actor is not None else k
-            new_up = mask_types(int(st[L.S_UP + s]) & ~int(up[s]))
-            new_down = mask_types(int(st[L.S_DOWN + s]) & ~int(down[s]))
-            if not (new_up or new_down):
-                continue
-            trick = self.current
-            if trick is None:
-                trick = Trick(len(self.tricks) + 1, leader, hands)
-                self.tricks.append(trick)
-            if new_up:
-                kind = "lead" if not trick.moves else "beat"
-                trick.size = trick.size or len(new_up)
-            else:
-                kind = "discard" if s == actor else "forced"
-            last = trick.moves[-1] if trick.moves else None
-            if last is not None and last.seat == s and last.kind == kind == "discard":
-                last.types = sorted(last.types + new_down)  # the next tile of one discard
-                continue
-            move = Move(s, kind, new_up or new_down)
-            trick.moves.append(move)
-            events.append(("move", move))
-        if int(st[L.S_TRICK]) > trick_count:
-            trick = self.tricks[-1]
-            log = L.S_LOG + 4 * trick_count
-            trick.winner, trick.size = int(st[log + 1]), int(st[log + 2])
-            trick.winning = game.combos.combos[int(st[log + 3])]
-            change = st[L.S_BONUS:L.S_BONUS + players] - bonus
-            if np.any(change):
-                trick.bonus = [int(c) for c in change]
-            events.append(("trick", trick))
+        first = len(self.tricks) - (self.current is not None)  # the tricks the game may have changed
+        for number, told in enumerate(game.tricks[first:], first):
+            if number == len(self.tricks):
+                self.tricks.append(Trick(number + 1, told.leader, hands))
+            trick = self.tricks[number]
+            trick.size = told.size
+            for k, play in enumerate(told.plays):
+                if k < len(trick.moves):
+                    trick.moves[k].types = list(play.types)  # a discard may have grown by a tile
+                    continue
+                move = Move(play.seat, play.kind, list(play.types))
+                trick.moves.append(move)
+                events.append(("move", move))
+            if told.winner is not None:
+                trick.winner, trick.winning = told.winner, game.combos.combos[told.winning]
+                trick.bonus = list(told.bonus) if any(told.bonus) else None
+                events.append(("trick", trick))
         if game.is_over:
             events.append(("over", None))
         return events

@@ -3,7 +3,7 @@
 The standard game is far too large for exact information sets (a seat's 8-tile hand times
 every public history), so MCCFR runs on an *abstract* game: the acting seat's information is
 reduced to a bucket of a few features, and its legal actions to a few abstract actions. Both
-are computed by one compiled function, ``_cfr_kernels.abstract_view``, from the game state,
+are computed by one compiled function, ``_cfr_play_kernels.abstract_view``, from the game state,
 reading only what the acting seat may know (its own tiles, the face-up tiles, how many tiles
 each seat holds, the columns and the trick so far); training and play use the same function,
 so a policy means the same thing in both.
@@ -70,12 +70,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiengow_env import layout as L
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NUM_TYPES
 
-from . import _cfr_kernels as CK
+from . import _cfr_play_kernels as CK
 
 ABSTRACT_NAMES = ("lead_big", "lead_sure", "lead_low", "lead_high", "beat_cheap", "beat_strong", "discard")
 NUM_ABSTRACT = CK.NUM_ABSTRACT
@@ -98,7 +99,7 @@ def bucket(game: Game) -> tuple[int, dict[str, int]]:
     if game.is_over:
         raise ValueError("the hand is over: no seat is to act")
     options = np.zeros(NUM_ABSTRACT, dtype=np.int64)
-    scratch = np.zeros(game.combos.num_actions + 2, dtype=np.int64)
+    scratch = np.zeros(L.legal_len(game.combos.num_combos), dtype=np.int64)
     key = CK.abstract_view(game.state, single_of_type(game.rules), game.combos.table, game.combos.rules_array,
                            scratch, options)
     if key < 0:
