@@ -48,14 +48,22 @@ def _ppo(argument, rules, seed):
     return make_ppo_agent(argument, rules, seed)
 
 
-@register("pimc", kind="search", usage="pimc[:SAMPLES[,POLICY]]",
-          description="determinized search: SAMPLES deals (32), actions played out by POLICY (greedy)")
+@register("pimc", kind="search", usage="pimc[:SAMPLES][:rollout=P][:endgame=N][:beta=B]",
+          description="determinized search: SAMPLES worlds (32), actions played out by P (greedy)")
 def _pimc(argument, rules, seed):
-    from .pimc import DEFAULT_SAMPLES, PimcAgent
-    if argument is None:
-        return PimcAgent(rules, seed)
-    samples, _, policy = argument.partition(",")
-    if not samples.isdigit() or int(samples) < 1:
-        raise ValueError(f"pimc takes a number of samples, as in pimc:{DEFAULT_SAMPLES} or "
-                         f"pimc:{DEFAULT_SAMPLES},random; got pimc:{argument}")
-    return PimcAgent(rules, seed, samples=int(samples), policy=policy or "greedy")
+    from .pimc import make_pimc
+    return make_pimc(argument, rules, seed)
+
+
+@register("ismcts", kind="search", usage="ismcts[:ITERATIONS][:rollout=P][:endgame=N][:c=C]",
+          description="single-observer information-set MCTS, ITERATIONS per decision; options rollout, endgame, c")
+def _ismcts(argument, rules, seed):
+    from .pimc import make_ismcts
+    return make_ismcts(argument, rules, seed)
+
+
+@register("search", kind="search", usage="search[:BUDGET]",
+          description="the strongest search-only bot at <= 20 ms a decision (pimc:850); search:BUDGET scales it")
+def _search(argument, rules, seed):
+    from .pimc import make_search
+    return make_search(argument, rules, seed)

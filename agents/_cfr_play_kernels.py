@@ -17,6 +17,7 @@ from numba import njit, types
 from numba.typed import Dict
 
 from tiengow_env import _kernels as K
+from tiengow_env._policy_kernels import combo_cost, keep_value  # the expert's discard rule, one definition
 from tiengow_env.layout import (
     EXTRA_ACTIONS,
     MAX_SEATS,
@@ -323,37 +324,6 @@ def unseen_tiles(state, seat, rules):
     for p in range(players):
         seen |= state[S_UP + p]
     return rules[R_DECK] & ~seen
-
-
-@njit(cache=True)
-def keep_value(t, hand, unseen, single_of_type, table, rules):
-    """What keeping one tile of type t is worth (the expert's discard rule): its worth in its
-    suit, + 0.5 x the size of the largest combination of the hand it belongs to, + 1 if it is
-    a single that no unseen tile beats."""
-    value = TILE_WORTH[t]
-    held = K.canonical(hand)
-    largest = 0
-    for j in range(rules[R_COMBOS]):
-        m = table[j, T_MASK]
-        if table[j, T_SIZE] > 1 and m & _TYPE_MASK[t] != 0 and held & m == m and table[j, T_SIZE] > largest:
-            largest = table[j, T_SIZE]
-    value += 0.5 * largest
-    single = single_of_type[t]
-    if single >= 0 and not beatable(single, unseen, table):
-        value += 1.0
-    return value
-
-
-@njit(cache=True)
-def combo_cost(j, hand, unseen, single_of_type, table, rules):
-    """Keep value of the tiles combination j gives up."""
-    cost = 0.0
-    m = table[j, T_MASK]
-    while m:
-        b = K.lowest_bit(m)
-        cost += keep_value(_TILE_TYPE[b], hand, unseen, single_of_type, table, rules)
-        m &= m - 1
-    return cost
 
 
 @njit(cache=True)

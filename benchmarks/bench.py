@@ -16,7 +16,7 @@ import numpy as np
 
 from tiengow.agents.infra import atomic_write
 
-from . import core, peers
+from . import core, peers, search_bench
 from .peers import _rate
 
 
@@ -115,6 +115,7 @@ def jobs(quick: bool = False) -> list[tuple[str, Callable[[], object]]]:
         ("replay_records_per_s", lambda: core.replay_records_per_s(repeats=repeats)),
         ("compile_and_import", core.compile_and_import_s),
         ("memory", memory_bytes),
+        ("search", lambda: search_bench.search_figures(seconds, repeats)),
     ]
 
 

@@ -784,44 +784,42 @@ def perft(state, depth, table, rules):
 
 
 # ----------------------------------------------------------------------------- search
-ROLLOUT_RANDOM, ROLLOUT_GREEDY = 0, 1
-_TYPE_WORTH = TILE_WORTH  # the greedy rollout policy discards the tile worth least
+_TYPE_WORTH = TILE_WORTH  # the greedy policy discards the tile worth least
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
 def greedy_action(state, table, rules, scratch):
-    """Rollout policy: lead the largest, then strongest, combination; beat with the weakest
-    beating combination; otherwise discard the tile worth least; always declare One Red Dot."""
+    """The greedy policy's action for the seat to act (``greedy_choice``)."""
     n = legal_actions(state, table, rules, scratch)
+    return greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
+
+
+@njit(cache=True, inline="always")
+def greedy_choice(legal, n, lead, table, rules):
+    """The greedy policy among the legal actions ``legal[:n]`` (any order; ties go to the
+    lowest id): lead the largest, then strongest, combination; beat with the weakest beating
+    combination; otherwise discard the tile worth least; always declare One Red Dot."""
     C = rules[R_COMBOS]
-    phase = state[S_PHASE]
-    if phase == PHASE_DECLARE:
-        return C + NUM_TYPES
-    best = scratch[0]
-    if phase == PHASE_LEAD:
-        for i in range(1, n):
-            j = scratch[i]
-            if table[j, T_SIZE] > table[best, T_SIZE] or (
-                    table[j, T_SIZE] == table[best, T_SIZE] and table[j, T_STRENGTH] > table[best, T_STRENGTH]):
-                best = j
-        return best
-    if best < C:  # beats come first, weakest first
-        return best
+    best = legal[0]
     for i in range(1, n):
-        if _TYPE_WORTH[scratch[i] - C] < _TYPE_WORTH[best - C]:
-            best = scratch[i]
+        best = min(best, legal[i])
+    if best >= C + NUM_TYPES:  # the One Red Dot choice: declare
+        return C + NUM_TYPES
+    for i in range(n):
+        j = legal[i]
+        if lead:
+            if table[j, T_SIZE] > table[best, T_SIZE] or (table[j, T_SIZE] == table[best, T_SIZE] and (
+                    table[j, T_STRENGTH] > table[best, T_STRENGTH]
+                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best))):
+                best = j
+        elif j < C:
+            if best >= C or table[j, T_STRENGTH] < table[best, T_STRENGTH] or (
+                    table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best):
+                best = j
+        elif best >= C and (_TYPE_WORTH[j - C] < _TYPE_WORTH[best - C] or (
+                _TYPE_WORTH[j - C] == _TYPE_WORTH[best - C] and j < best)):
+            best = j
     return best
-
-
-@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
-def rollout(state, policy, table, rules, rng, scratch):
-    """Play the hand to its end with the rollout policy (ROLLOUT_RANDOM or ROLLOUT_GREEDY)."""
-    while state[S_PHASE] != PHASE_OVER:
-        if policy == ROLLOUT_GREEDY:
-            action = greedy_action(state, table, rules, scratch)
-        else:
-            action = scratch[rand_below(rng, legal_actions(state, table, rules, scratch))]
-        step(state, action, table, rules)
 
 
 @njit(cache=True)
@@ -835,15 +833,15 @@ def determinize(state, seat, face_up, rules, rng, out):
     players = rules[R_PLAYERS]
     out[:] = state
     bits = np.empty(32, dtype=np.int64)
-    n = 0
+    hidden = np.int64(0)
     for s in range(players):
-        if s == seat:
-            continue
-        hidden = state[S_HAND + s] | (0 if face_up else state[S_DOWN + s])
-        while hidden:
-            bits[n] = lowest_bit(hidden)
-            hidden &= hidden - 1
-            n += 1
+        if s != seat:
+            hidden |= state[S_HAND + s] | (0 if face_up else state[S_DOWN + s])
+    n = 0
+    while hidden:  # in tile order, so the draw depends only on which tiles are hidden, not where they are
+        bits[n] = lowest_bit(hidden)
+        hidden &= hidden - 1
+        n += 1
     for i in range(n - 1, 0, -1):
         j = rand_below(rng, i + 1)
         bits[i], bits[j] = bits[j], bits[i]
@@ -866,23 +864,6 @@ def determinize(state, seat, face_up, rules, rng, out):
         out[S_DEALT + s] = hand | down | state[S_UP + s]
         out[S_TABLE + s] = state[S_TABLE + s] & state[S_UP + s]
 
-
-@njit(cache=True)
-def pimc_values(state, seat, actions, samples, policy, face_up, table, rules, rng, out):
-    """Mean chips of ``seat`` after each of ``actions``, over ``samples`` determinizations
-    (the same worlds for every action), each played out with the rollout policy."""
-    world = np.empty(S_LEN, dtype=np.int64)
-    child = np.empty(S_LEN, dtype=np.int64)
-    scratch = np.empty(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
-    out[:] = 0.0
-    for _ in range(samples):
-        determinize(state, seat, face_up, rules, rng, world)
-        for i in range(actions.shape[0]):
-            child[:] = world
-            step(child, actions[i], table, rules)
-            rollout(child, policy, table, rules, rng, scratch)
-            out[i] += child[S_BONUS + seat] + child[S_SETTLE + seat]
-    out /= samples
 
 # ----------------------------------------------------------------------------- observations
 # The observation and information-state encoders write the views that observation.py

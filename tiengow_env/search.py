@@ -1,34 +1,181 @@
-"""Determinized Monte-Carlo evaluation of the acting seat's actions (for search agents).
+"""Search from the acting seat's view: PIMC, an exact endgame, belief weights and ISMCTS.
 
-``pimc_values(game, samples)`` deals the tiles hidden from the acting seat again at random
-(keeping every public fact: hand sizes, face-up plays, how many tiles each seat put face down,
-and the seat's own face-down tiles), plays every legal action out to the end of the hand in
-compiled code, and returns the mean chips the seat gets after each. All actions are scored on
-the same sampled worlds, so their differences are not blurred by deal luck.
+Every search here sees the game only through ``_search_kernels.deal_world``: it deals the tiles
+hidden from the acting seat again at random, keeping every public fact (hand sizes, face-up
+plays, how many tiles each seat put face down, the seat's own face-down tiles). So two games
+that differ only in tiles hidden from the seat give the same values for the same seed.
+
+* ``pimc_values(game, samples)``: play every legal action out in ``samples`` sampled worlds
+  (the same worlds for every action) and average the seat's chips [perfect-information
+  Monte Carlo]. Each world is finished by a rollout policy (``random``, ``greedy`` or
+  ``expert``, the compiled policies of ``_policy_kernels``); with ``endgame=n`` the rollout
+  stops when at most n tiles are left in the hands, and the rest is solved exactly
+  (``endgame_values``). With ``beta > 0`` the worlds are weighted by how likely the other
+  seats' discards are under a softened expert (``_search_kernels.discard_log_likelihood``).
+* ``endgame_values(game)``: the exact max-n value of a full (perfect-information) state.
+* ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
+
+The kernels are in ``_search_kernels.py``; a ``Workspace`` holds their tables for one rule
+set, so that a bot searching many times allocates them once.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import _kernels as K
+from . import _policy_kernels as PK
+from . import _search_kernels as SK
 from .game import Game
+from .layout import MAX_SEATS, S_LEN
+from .rules import RuleSet
+from .tiles import NUM_TYPES
 
-POLICIES = {"random": K.ROLLOUT_RANDOM, "greedy": K.ROLLOUT_GREEDY}
+POLICIES = {name: code for code, name in enumerate(PK.POLICY_NAMES)}
+TABLE_BITS = 15  # transposition-table entries: 2**15 (1 MB of keys), reused across worlds
 
 
-def pimc_values(game: Game, samples: int = 32, policy: str = "greedy",
-                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds."""
+class Workspace:
+    """Tables the search kernels reuse for one rule set: the singles of each tile type, the
+    endgame solver's stack and transposition table, and the ISMCTS tree."""
+
+    def __init__(self, rules: RuleSet, table_bits: int = TABLE_BITS):
+        from .combos import table_for
+        self.rules = rules
+        self.combos = table_for(rules)
+        self.singles = np.empty(NUM_TYPES, dtype=np.int64)
+        PK.single_of_type(self.combos.table, self.singles)
+        depth = SK.MAX_DEPTH + 1
+        size = 1 << table_bits
+        # (states, moves, frames, values, tt_keys, tt_values, tt_stamp, stamp counter): the
+        # solver's stack, its transposition table, and the stamp that marks the current world.
+        self.solver = (np.zeros((depth, S_LEN), dtype=np.int64),
+                       np.zeros((depth, self.combos.num_actions), dtype=np.int64),
+                       np.zeros((depth, SK.FRAME), dtype=np.int64),
+                       np.zeros((depth, MAX_SEATS + 1), dtype=np.float64),
+                       np.zeros((size, SK.TT_WORDS), dtype=np.int64),
+                       np.zeros((size, MAX_SEATS), dtype=np.float64),
+                       np.zeros(size, dtype=np.int64),
+                       np.zeros(1, dtype=np.int64))
+        self.links = np.zeros((0, 5), dtype=np.int64)
+        self.stats = np.zeros((0, 3), dtype=np.float64)
+
+    def tree(self, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+        """ISMCTS node arrays for ``iterations`` iterations (one node each, plus the root)."""
+        if len(self.links) < iterations + 1:
+            self.links = np.zeros((iterations + 1, 5), dtype=np.int64)
+            self.stats = np.zeros((iterations + 1, 3), dtype=np.float64)
+        return self.links, self.stats
+
+
+def _workspace(game: Game, workspace: Workspace | None) -> Workspace:
+    if workspace is None:
+        return Workspace(game.rules)
+    if workspace.rules != game.rules:
+        raise ValueError("the workspace was made for other rules than the game's")
+    return workspace
+
+
+def _check(game: Game, policy: str, endgame: int, **counts: int) -> None:
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to search")
     if policy not in POLICIES:
         raise ValueError(f"unknown rollout policy {policy!r}; policies are: {', '.join(POLICIES)}")
-    if type(samples) is not int or samples < 1:
-        raise ValueError(f"samples must be a positive integer, got {samples!r}")
+    for name, value in counts.items():
+        if type(value) is not int or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if type(endgame) is not int or endgame < 0:
+        raise ValueError(f"endgame must be a number of tiles >= 0, got {endgame!r}")
+
+
+def _rng(seed: int) -> np.ndarray:
+    rng = np.zeros(1, dtype=np.uint64)
+    K.seed_rng(rng, np.uint64(int(seed) % 2**64))
+    return rng
+
+
+def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
+                beta: float = 0.0, workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds."""
+    actions, values, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace)
+    return actions, values
+
+
+def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
+                 beta: float = 0.0, workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """``pimc_values`` and the number of endgame-solver nodes it searched."""
+    _check(game, policy, endgame, samples=samples)
+    if not np.isfinite(beta) or beta < 0:
+        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+    ws = _workspace(game, workspace)
     actions = np.array(game.legal_actions(), dtype=np.int64)
     values = np.zeros(len(actions), dtype=np.float64)
-    rng = np.zeros(1, dtype=np.uint64)
-    K.seed_rng(rng, np.uint64(seed % 2**64))
-    K.pimc_values(game.state, game.to_act, actions, samples, POLICIES[policy], game.rules.discards_face_up,
-                  game.combos.table, game.combos.rules_array, rng, values)
-    return actions, values
+    weights = np.zeros(samples, dtype=np.float64)
+    nodes = SK.pimc_values(game.state, game.to_act, actions, samples, POLICIES[policy], endgame, float(beta),
+                           game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
+                           _rng(seed), ws.solver, values, weights)
+    return actions, values, int(nodes)
+
+
+def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 0.7, scale: float = 20.0,
+                  policy: str = "expert", endgame: int = 0, seed: int = 0,
+                  workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
+
+    ``exploration`` is UCB1's constant on rewards of chips / ``scale``. Actions the search
+    never tried are left out (fewer iterations than legal actions).
+    """
+    _check(game, policy, endgame, iterations=iterations)
+    if not np.isfinite(exploration) or exploration < 0:
+        raise ValueError(f"exploration must be a finite number >= 0, got {exploration!r}")
+    if not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a positive number of chips, got {scale!r}")
+    ws = _workspace(game, workspace)
+    links, stats = ws.tree(iterations)
+    width = game.combos.num_actions
+    actions = np.zeros(width, dtype=np.int64)
+    visits = np.zeros(width, dtype=np.float64)
+    values = np.zeros(width, dtype=np.float64)
+    count = SK.ismcts(game.state, game.to_act, iterations, float(exploration), float(scale), POLICIES[policy],
+                      endgame, game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
+                      _rng(seed), links, stats, ws.solver, actions, visits, values)
+    order = np.argsort(actions[:count], kind="stable")
+    return actions[:count][order], visits[:count][order], values[:count][order]
+
+
+def endgame_values(game: Game, workspace: Workspace | None = None) -> tuple[np.ndarray, int]:
+    """(each seat's final chips under max-n play from the true state, solver nodes).
+
+    Perfect information: this reads every hand. Searches call it on sampled worlds only.
+    """
+    if game.is_over:
+        return game.net().astype(np.float64), 0
+    ws = _workspace(game, workspace)
+    states, moves, frames, values, tt_keys, tt_values, tt_stamp, counter = ws.solver
+    states[0] = game.state
+    counter[0] += 1
+    nodes = SK.solve_endgame(states, moves, frames, values, tt_keys, tt_values, tt_stamp, counter[0],
+                             game.combos.table, game.combos.rules_array)
+    return values[0, :game.players].copy(), int(nodes)
+
+
+def sample_worlds(game: Game, samples: int, beta: float = 0.0, seed: int = 0,
+                  workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(``samples`` worlds as states (samples, S_LEN), their normalised weights).
+
+    Uniform weights with ``beta = 0``; else each world's weight is proportional to the
+    likelihood of the other seats' face-down tiles under the softened expert.
+    """
+    if game.is_over:
+        raise ValueError("the hand is over: there is nothing to sample")
+    ws = _workspace(game, workspace)
+    rng = _rng(seed)
+    worlds = np.zeros((samples, S_LEN), dtype=np.int64)
+    log_weights = np.zeros(samples, dtype=np.float64)
+    for i in range(samples):
+        SK.deal_world(game.state, game.to_act, game.rules.discards_face_up, game.combos.table,
+                      game.combos.rules_array, rng, worlds[i])
+        if beta > 0:
+            log_weights[i] = SK.discard_log_likelihood(worlds[i], game.to_act, float(beta), ws.singles,
+                                                       game.combos.table, game.combos.rules_array)
+    weights = np.exp(log_weights - log_weights.max())
+    return worlds, weights / weights.sum()

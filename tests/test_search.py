@@ -1,0 +1,247 @@
+"""The search kernels and bots: the exact endgame against brute force on the reference
+engine, searches that never read hidden tiles, scripted positions with one right move,
+ISMCTS against the exact CFR+ strategy of micro, belief weights, and the spec grammar."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiengow.agents.base import make_agent
+from tiengow_env import _search_kernels as SK
+from tiengow_env import search as S
+from tiengow_env.game import Game
+from tiengow_env.layout import S_ACTED, S_COLS, S_DOWN
+from tiengow_env.reference import RefGame
+from tiengow_env.rules import RuleSet
+from tiengow_env.tiles import NAMES, mask_types
+
+HERE = Path(__file__).parent
+
+
+# ============================================================================ exact endgame
+def reference_max_n(game: RefGame) -> tuple[tuple[float, ...], bool]:
+    """(max-n chips per seat, whether a tie of the actor left the others' chips ambiguous),
+    by brute force over the reference engine's decisions (a discard set is one decision)."""
+    if game.is_over:
+        return tuple(float(x) for x in game.result()["net"]), False
+    actor = game.to_act
+    children = []
+    ambiguous = False
+    for decision in sorted(game.decisions()):
+        child = game.copy()
+        child.apply(decision)
+        value, unclear = reference_max_n(child)
+        children.append(value)
+        ambiguous |= unclear
+    best = max(v[actor] for v in children)
+    tied = {v for v in children if v[actor] == best}
+    return next(v for v in children if v[actor] == best), ambiguous or len(tied) > 1
+
+
+def positions(rules_spec, tiles_left: int, count: int, seed: int):
+    """(Game, RefGame) pairs at the same position with at most ``tiles_left`` tiles in hands,
+    reached by random decisions of the reference engine mirrored into the Game."""
+    rng = np.random.default_rng(seed)
+    rules = RuleSet.from_spec(rules_spec)
+    found = 0
+    while found < count:
+        game = Game(seed=int(rng.integers(2**31)), rules=rules)
+        hands = [mask_types(int(game.state[s])) for s in range(rules.players)]
+        ref = RefGame(hands, game.banker, rules)
+        while not game.is_over and int(sum(len(game.hand(s)) for s in range(rules.players))) > tiles_left:
+            decisions = sorted(ref.decisions())
+            kind, tiles = decisions[int(rng.integers(len(decisions)))]
+            seat = ref.to_act
+            ref.apply((kind, tiles))
+            verb = {"lead": "play", "beat": "play", "discard": "discard"}[kind]
+            game.play({"seat": seat, verb: [NAMES[t] for t in tiles]})
+        if not game.is_over:
+            found += 1
+            yield game, ref
+
+
+@pytest.mark.parametrize("rules_spec, tiles_left", [("standard", 8), ("hongkong", 6), ("three_player", 6),
+                                                    ("culin1895", 6), ("micro", 8)])
+def test_endgame_solver_matches_brute_force_on_the_reference_engine(rules_spec, tiles_left):
+    compared = 0
+    ws = S.Workspace(RuleSet.from_spec(rules_spec))
+    for game, ref in positions(rules_spec, tiles_left, 8, seed=7):
+        expected, ambiguous = reference_max_n(ref)
+        values, nodes = S.endgame_values(game, ws)
+        assert nodes >= 1
+        if not ambiguous:  # a tie of some actor may leave the others' chips to the tie-break
+            assert tuple(values) == expected
+            compared += 1
+    assert compared >= 4
+
+
+def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values():
+    game = next(g for g, _ in positions("standard", 12, 1, seed=3))
+    ws = S.Workspace(game.rules)
+    _, rollout, nodes = S.pimc_details(game, 16, "greedy", 5, endgame=0, workspace=ws)
+    assert nodes == 0
+    _, solved, nodes = S.pimc_details(game, 16, "greedy", 5, endgame=12, workspace=ws)
+    assert nodes > 16 and not np.array_equal(rollout, solved)
+
+
+# ============================================================================ hidden information
+SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
+                "ismcts:100:rollout=greedy:endgame=4", "search:0.1"]
+
+
+def decision_points(count: int, seed: int):
+    """Games at decisions with several legal actions, from expert play."""
+    expert = make_agent("expert")
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        game = Game(seed=int(rng.integers(2**31)))
+        while not game.is_over:
+            observation, mask = game.observe()
+            if mask.sum() > 1 and rng.random() < 0.15:
+                out.append(game.clone())
+            game.step(expert.act(observation, mask))
+    return out[:count]
+
+
+@pytest.mark.parametrize("spec", SEARCH_SPECS)
+def test_searches_read_no_hidden_tiles(spec):
+    differed = 0
+    for k, game in enumerate(decision_points(4, seed=11)):
+        other = game.clone()  # the same game with the hidden tiles dealt again
+        rng = np.zeros(1, dtype=np.uint64)
+        rng[0] = np.uint64(1234 + k)
+        SK.deal_world(game.state, game.to_act, False, game.combos.table, game.combos.rules_array, rng, other.state)
+        differed += not np.array_equal(other.state, game.state)
+        bot = make_agent(spec)
+        first = bot.search(game, 99 + k)
+        second = bot.search(other, 99 + k)
+        for a, b in zip(first, second):
+            np.testing.assert_array_equal(a, b)
+        observation, mask = game.observe()
+        bot.reset(5)
+        chosen = bot.act(observation, mask, game=game)
+        bot.reset(5)
+        assert bot.act(observation, mask, game=other) == chosen
+    assert differed >= 3
+
+
+# ============================================================================ one right move
+def last_trick_positions(count: int, seed: int):
+    """Positions from expert play where the seat to act answers last in the final trick of
+    single tiles, can beat, has fewer than par columns and nobody has more than par: beating
+    makes it W, who collects; discarding makes it pay W. Exactly one right move."""
+    expert = make_agent("expert")
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        game = Game(seed=int(rng.integers(2**31)))
+        while not game.is_over:
+            observation, mask = game.observe()
+            state, seat, par = game.state, game.to_act, game.rules.par
+            legal = np.flatnonzero(mask)
+            if (len(game.hand(seat)) == 1 and len(legal) == 2 and legal[0] < game.combos.num_combos
+                    and state[S_ACTED] == game.players - 1 and state[S_COLS + seat] < par
+                    and all(state[S_COLS + s] <= par for s in range(game.players))
+                    and all(len(game.hand(s)) <= 1 for s in range(game.players))):
+                found.append((game.clone(), int(legal[0])))
+                break
+            game.step(expert.act(observation, mask))
+    return found
+
+
+@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:rollout=expert:endgame=8", "ismcts:100", "search:0.05"])
+def test_positions_with_one_right_move(spec):
+    for k, (game, right) in enumerate(last_trick_positions(4, seed=21)):
+        bot = make_agent(spec, seed=k)
+        observation, mask = game.observe()
+        assert bot.act(observation, mask, game=game) == right
+
+
+# ============================================================================ ISMCTS on micro
+def test_ismcts_first_leads_on_micro_follow_the_exact_cfr_plus_strategy():
+    from tiengow.training.cfr import load_policy, tabular_policy_for
+    from tiengow.training.cfr_tabular import build_tree
+    tree = build_tree("micro", 0)
+    policy = tabular_policy_for(tree, load_policy(str(HERE.parent / "agents" / "policies" / "cfr_micro.npz")))
+    bot = make_agent("ismcts:300", rules="micro", seed=1)
+    agree, uniform, weight = 0.0, 0.0, 0.0
+    for d in range(0, len(tree.deals), 16):  # every 16th deal: 90 deals, every root information set
+        info = tree.infoset[d]
+        offset, size = tree.info_offset[info], tree.info_size[info]
+        if size < 2:
+            continue
+        game = Game(hands=[[NAMES[t] for t in hand] for hand in tree.deals[d]], banker=0, rules="micro")
+        observation, mask = game.observe()
+        bot.reset(d)
+        action = bot.act(observation, mask, game=game)
+        slots = list(tree.slot_action[offset:offset + size])
+        w = tree.root_weight[d]
+        agree += w * policy[offset + slots.index(action)]
+        uniform += w / size
+        weight += w
+    # The CFR+ probability of ISMCTS's lead, against a uniform choice's.
+    assert agree / weight > uniform / weight + 0.2
+
+
+# ============================================================================ belief weights
+def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
+    game = next(g for g in decision_points(40, seed=5) if any(
+        g.state[S_DOWN + s] for s in range(4) if s != g.to_act))
+    worlds, uniform = S.sample_worlds(game, 200, beta=0.0, seed=1)
+    _, weighted = S.sample_worlds(game, 200, beta=2.0, seed=1)
+    assert np.allclose(uniform, 1 / 200) and abs(weighted.sum() - 1) < 1e-9
+    assert weighted.max() > 2 / 200  # the weights do discriminate between worlds
+
+
+# ============================================================================ specs
+@pytest.mark.parametrize("spec, bad", [("pimc:x", "positive number of samples"), ("pimc:8:foo=1", "unknown option"),
+                                       ("pimc:8:rollout=smart", "rollout must be one of"),
+                                       ("ismcts:0", "positive number of iterations"),
+                                       ("pimc:8:endgame=-1", "must be >= 0"), ("search:0", "positive budget"),
+                                       ("pimc:8,smart", "pimc:SAMPLES,POLICY")])
+def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
+    with pytest.raises(ValueError, match=bad):
+        make_agent(spec)
+
+
+@pytest.mark.parametrize("spec, kind, count, policy", [
+    ("pimc", "PimcAgent", 32, "greedy"), ("pimc:64", "PimcAgent", 64, "greedy"),
+    ("pimc:64,random", "PimcAgent", 64, "random"), ("pimc:256:rollout=expert", "PimcAgent", 256, "expert"),
+    ("ismcts", "IsmctsAgent", 1000, "expert"), ("ismcts:50:rollout=random", "IsmctsAgent", 50, "random")])
+def test_search_specs(spec, kind, count, policy):
+    bot = make_agent(spec)
+    assert type(bot).__name__ == kind and bot.policy == policy
+    assert getattr(bot, "samples", getattr(bot, "iterations", None)) == count
+
+
+def test_explain_gives_a_value_per_searched_action():
+    game = decision_points(1, seed=2)[0]
+    observation, mask = game.observe()
+    for spec in ("pimc:16", "ismcts:200"):
+        bot = make_agent(spec)
+        explained = bot.explain(observation, mask, game=game)
+        assert explained["kind"] == "values" and len(explained["actions"]) == len(explained["values"]) >= 2
+        assert set(explained["actions"]) <= set(np.flatnonzero(mask).tolist())
+        assert bot.explain(observation, mask, game=game) == explained  # explaining draws nothing
+        chosen = bot.act(observation, mask, game=game)
+        if spec.startswith("pimc"):  # pimc plays the action of the best value it explained
+            assert chosen == explained["actions"][int(np.argmax(explained["values"]))]
+
+
+# ============================================================================ without the JIT
+@pytest.mark.parametrize("target", [
+    "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
+    pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),
+    pytest.param("test_search.py::test_searches_read_no_hidden_tiles[pimc:8:rollout=expert:endgame=6:beta=1.5]",
+                 marks=pytest.mark.slow),
+    pytest.param("test_search.py::test_positions_with_one_right_move[ismcts:100]", marks=pytest.mark.slow),
+])
+def test_search_kernels_without_jit(target):
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", str(HERE / target)],
+                         capture_output=True, text=True, env=env, cwd=HERE.parent, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
