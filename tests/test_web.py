@@ -179,7 +179,7 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
 
 @pytest.mark.parametrize("body, words", [
     ({"bots": "nosuch"}, "seat 1: unknown agent 'nosuch'; agents are: "),
-    ({"bots": "pimc:abc"}, "seat 1: pimc takes a number of samples"),
+    ({"bots": "pimc:abc"}, "seat 1: pimc takes a positive number of samples"),
     ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
     ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
     ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),
