@@ -227,7 +227,7 @@ class Game:
     def _check_legal(self, action: int) -> None:
         """ValueError unless ``action`` is one of ``legal_actions()`` (what step() accepts)."""
         n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
-        if action not in self._scratch[:n]:
+        if action not in self._scratch[:n].tolist():  # a list: numpy's `in` costs a temporary array
             legal = self.legal_actions()
             raise ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
                              f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
