@@ -14,28 +14,10 @@ import sys
 
 import numpy as np
 import pytest
+from scripted import DEAL, MICRO, MICRO_ACTIONS, D, P
 
 from tiengow import cli
 from tiengow_env.game import Game, RecordError, perft, replay
-
-DEAL = [["1-1", "3-1", "3-3", "6-4", "6-4", "6-3", "4-3", "3-2"],
-        ["6-6", "4-4", "5-5", "3-3", "6-1", "5-1", "5-2", "2-1"],
-        ["6-6", "3-1", "2-2", "2-2", "6-1", "5-4", "5-3", "4-1"],
-        ["1-1", "4-4", "5-5", "6-5", "6-5", "5-1", "6-2", "4-2"]]
-# micro preset (2 tiles each): A leads 6-6 and wins, then leads 6-3; B, C, D have no column
-# and are forced, so the hand is over after A's second lead.
-MICRO = [["6-6", "6-3"], ["6-6", "3-1"], ["5-4", "4-2"], ["3-2", "2-1"]]
-MICRO_ACTIONS = [{"seat": 0, "play": ["6-6"]}, {"seat": 1, "discard": ["3-1"]},
-                 {"seat": 2, "discard": ["4-2"]}, {"seat": 3, "discard": ["2-1"]},
-                 {"seat": 0, "play": ["6-3"]}]
-
-
-def P(seat, *tiles):
-    return {"seat": seat, "play": list(tiles)}
-
-
-def D(seat, *tiles):
-    return {"seat": seat, "discard": list(tiles)}
 
 
 def rec(actions, hands=DEAL, banker=0, **extra):

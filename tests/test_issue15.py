@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from scripted import DEAL, MICRO, MICRO_ACTIONS
 
 from tiengow import cli
 from tiengow_env.combos import table_for
@@ -19,14 +20,6 @@ from tiengow_env.rules import NAMED_DECKS, RuleSet
 from tiengow_env.tiles import parse_type
 from tiengow_env.vector import VectorEnv
 
-DEAL = [["1-1", "3-1", "3-3", "6-4", "6-4", "6-3", "4-3", "3-2"],
-        ["6-6", "4-4", "5-5", "3-3", "6-1", "5-1", "5-2", "2-1"],
-        ["6-6", "3-1", "2-2", "2-2", "6-1", "5-4", "5-3", "4-1"],
-        ["1-1", "4-4", "5-5", "6-5", "6-5", "5-1", "6-2", "4-2"]]
-MICRO = [["6-6", "6-3"], ["6-6", "3-1"], ["5-4", "4-2"], ["3-2", "2-1"]]
-MICRO_ACTIONS = [{"seat": 0, "play": ["6-6"]}, {"seat": 1, "discard": ["3-1"]},
-                 {"seat": 2, "discard": ["4-2"]}, {"seat": 3, "discard": ["2-1"]},
-                 {"seat": 0, "play": ["6-3"]}]
 INT64_MAX = 2**63 - 1
 GOOD = {"rules": "micro", "banker": 0, "hands": MICRO, "actions": MICRO_ACTIONS}
 
