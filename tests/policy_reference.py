@@ -76,25 +76,8 @@ class ReferenceGreedy(TableAgent):
 
 
 class ReferenceExpert(TableAgent):
-    """A tile-counting heuristic player.
-
-    * **Counting.** The unseen tiles are the deck less its own hand, every face-up tile and its
-      own face-down tiles. A combination is *sure* when no beating combination can be made from
-      the unseen tiles: no other hand can hold one.
-    * **Leading.** With one combination left in hand, play it. Otherwise lead sure combinations,
-      the largest first (more columns). The Supreme pair is a sure lead that only counts when
-      led: it is kept for the last trick (where it also doubles the settlement) only when every
-      other tile can be led as a sure winner first; otherwise it is cashed at once. Without a
-      sure lead, give up the lead cheaply with the weakest loose single, unless the seat has no
-      column and few tiles (early death looms): then lead its strongest play.
-    * **Following.** Win when it is certain (last to act, or a sure beat), with the cheapest
-      such beat. Below par (4 columns in the standard game), or with no column at all, also
-      try the strongest beat when a win is only possible.
-    * **Discarding.** Throw the tiles worth least to keep: a tile is worth its rank in its
-      suit, more if it belongs to a combination the hand can make (keep combinations together),
-      and more still if it is a sure single.
-    * **One Red Dot.** Always declare: every other player pays at the shutout rate.
-    """
+    """The expert of ``tiengow.agents.baselines.ExpertAgent`` (its docstring states the rules),
+    written again in numpy as the reference its compiled policy is compared with."""
 
     name = "reference-expert"
 
