@@ -63,7 +63,14 @@ def _ismcts(argument, rules, seed):
 
 
 @register("search", kind="search", usage="search[:BUDGET]",
-          description="the strongest search-only bot at <= 20 ms a decision (pimc:850); search:BUDGET scales it")
+          description="the strongest search-only bot at <= 20 ms a decision (ismcts:2500, greedy rollouts); search:BUDGET scales it")
 def _search(argument, rules, seed):
     from .pimc import make_search
     return make_search(argument, rules, seed)
+
+
+@register("champion", kind="learned", usage="champion[:ITERATIONS][:weight=W][:c=C]",
+          description="the strongest bot shipped: search (ISMCTS) guided by the shipped ppo policy")
+def _champion(argument, rules, seed):
+    from .champion import make_champion
+    return make_champion(argument, rules, seed)

@@ -8,8 +8,10 @@ Spec grammar (``agents/base.py`` has the overview)::
 
     KEY=VALUE, any order:
       rollout=random|greedy|expert   the policy that finishes each world (pimc: greedy, ismcts: expert)
+      epsilon=E                      each rollout decision is uniformly random with probability E (0)
       endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never)
       beta=B                         pimc: weight worlds by the others' discards, inverse temperature B (0: uniform)
+      halving=0|1                    pimc: spend the same rollouts by sequential halving over the actions (0)
       c=C                            ismcts: UCB exploration constant on rewards of chips / 20 (0.7)
 
 ``pimc:64,random`` (samples, then the rollout policy after a comma) still works. With one
@@ -23,7 +25,7 @@ import numpy as np
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import POLICIES, Workspace, ismcts_values, pimc_values
+from tiengow_env.search import POLICIES, Workspace, ismcts_values, pimc_details
 
 from .base import Agent
 
@@ -71,13 +73,17 @@ class PimcAgent(SearchAgent):
     name = "pimc"
 
     def __init__(self, rules: RuleSet, seed: int = 0, samples: int = DEFAULT_SAMPLES, policy: str = "greedy",
-                 endgame: int = 0, beta: float = 0.0):
+                 endgame: int = 0, beta: float = 0.0, halving: bool = False, epsilon: float = 0.0):
         super().__init__(rules, seed)
-        self.samples, self.policy, self.endgame, self.beta = samples, policy, endgame, beta
+        self.samples, self.policy, self.endgame, self.beta, self.halving = samples, policy, endgame, beta, halving
+        self.epsilon = epsilon
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        actions, chips = pimc_values(game, self.samples, self.policy, seed, self.endgame, self.beta, self.workspace)
-        return actions, chips, chips
+        actions, chips, _, best = pimc_details(game, self.samples, self.policy, seed, self.endgame, self.beta,
+                                               self.workspace, self.halving, self.epsilon)
+        scores = np.zeros(len(actions))
+        scores[best] = 1.0
+        return actions, scores, chips
 
 
 class IsmctsAgent(SearchAgent):
@@ -86,13 +92,15 @@ class IsmctsAgent(SearchAgent):
     name = "ismcts"
 
     def __init__(self, rules: RuleSet, seed: int = 0, iterations: int = DEFAULT_ITERATIONS, policy: str = "expert",
-                 endgame: int = 0, exploration: float = 0.7):
+                 endgame: int = 0, exploration: float = 0.7, epsilon: float = 0.0):
         super().__init__(rules, seed)
         self.iterations, self.policy, self.endgame, self.exploration = iterations, policy, endgame, exploration
+        self.epsilon = epsilon
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         actions, visits, chips = ismcts_values(game, self.iterations, self.exploration, policy=self.policy,
-                                               endgame=self.endgame, seed=seed, workspace=self.workspace)
+                                               endgame=self.endgame, seed=seed, workspace=self.workspace,
+                                               epsilon=self.epsilon)
         return actions, visits, chips
 
 
@@ -122,6 +130,8 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             raise ValueError(f"{kind}: {key} takes a number, got {key}={value}") from None
         if number < 0 or not np.isfinite(number):
             raise ValueError(f"{kind}: {key} must be >= 0, got {key}={value}")
+        if key == "epsilon" and number > 1:
+            raise ValueError(f"{kind}: epsilon is a probability from 0 to 1, got {key}={value}")
         options[key] = number
     return count, options
 
@@ -134,23 +144,32 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
             raise ValueError(f"pimc:SAMPLES,POLICY takes a positive number and one of {', '.join(POLICIES)}; "
                              f"got pimc:{argument}")
         return PimcAgent(rules, seed, samples=int(samples), policy=policy)
-    count, options = parse_options("pimc", argument, "samples", {"rollout": str, "endgame": int, "beta": float})
+    count, options = parse_options("pimc", argument, "samples",
+                                   {"rollout": str, "epsilon": float, "endgame": int, "beta": float, "halving": int})
+    if options.get("halving", 0) > 1:
+        raise ValueError(f"pimc: halving is 0 (every action gets every world) or 1 (sequential halving); "
+                         f"got pimc:{argument}")
     return PimcAgent(rules, seed, samples=count or DEFAULT_SAMPLES, policy=options.get("rollout", "greedy"),
-                     endgame=options.get("endgame", 0), beta=options.get("beta", 0.0))
+                     endgame=options.get("endgame", 0), beta=options.get("beta", 0.0),
+                     halving=bool(options.get("halving", 0)), epsilon=options.get("epsilon", 0.0))
 
 
 def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:
     """``ismcts[:ITERATIONS][:KEY=VALUE]...`` (module docstring)."""
-    count, options = parse_options("ismcts", argument, "iterations", {"rollout": str, "endgame": int, "c": float})
+    count, options = parse_options("ismcts", argument, "iterations",
+                                   {"rollout": str, "epsilon": float, "endgame": int, "c": float})
     return IsmctsAgent(rules, seed, iterations=count or DEFAULT_ITERATIONS, policy=options.get("rollout", "expert"),
-                       endgame=options.get("endgame", 0), exploration=options.get("c", 0.7))
+                       endgame=options.get("endgame", 0), exploration=options.get("c", 0.7),
+                       epsilon=options.get("epsilon", 0.0))
 
 
-# The strongest search-only configuration measured here at <= 20 ms of CPU per decision: in
-# duplicate tuning runs (seeds 100..) against pimc:512, expert rollouts (pimc:64:rollout=expert,
-# -1.97 chips a hand) and ISMCTS (ismcts:1000, -0.78) lost, so the budget goes to samples of
-# greedy rollouts (pimc:850, 14 ms). ``search:BUDGET`` scales the count: search:2 has 1,700.
-SEARCH = ("pimc", 850, "rollout=greedy")
+# The strongest search-only configuration measured here at <= 20 ms of CPU per decision (the
+# closing note of issue 17 has the table): ISMCTS with greedy rollouts and UCB constant 1.2
+# beat pimc:512 in duplicate tuning runs (seeds 100 and 200, 200 deals each: +0.29 and
+# +0.80), where more PIMC samples (pimc:900, -0.59), sequential halving (pimc:900:halving=1,
+# -0.46), belief weights (beta=0.5, -0.42) and expert rollouts (pimc:280:rollout=expert,
+# -2.24) did not. ``search:BUDGET`` scales the count: search:2 runs 5,000 iterations.
+SEARCH = ("ismcts", 2500, "rollout=greedy:c=1.2")
 
 
 def make_search(argument: str | None, rules: RuleSet, seed: int) -> Agent:

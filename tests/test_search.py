@@ -81,15 +81,16 @@ def test_endgame_solver_matches_brute_force_on_the_reference_engine(rules_spec, 
 def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values():
     game = next(g for g, _ in positions("standard", 12, 1, seed=3))
     ws = S.Workspace(game.rules)
-    _, rollout, nodes = S.pimc_details(game, 16, "greedy", 5, endgame=0, workspace=ws)
+    _, rollout, nodes, _ = S.pimc_details(game, 16, "greedy", 5, endgame=0, workspace=ws)
     assert nodes == 0
-    _, solved, nodes = S.pimc_details(game, 16, "greedy", 5, endgame=12, workspace=ws)
+    _, solved, nodes, _ = S.pimc_details(game, 16, "greedy", 5, endgame=12, workspace=ws)
     assert nodes > 16 and not np.array_equal(rollout, solved)
 
 
 # ============================================================================ hidden information
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
-                "ismcts:100:rollout=greedy:endgame=4", "search:0.1"]
+                "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
+                "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1"]
 
 
 def decision_points(count: int, seed: int):
@@ -153,12 +154,49 @@ def last_trick_positions(count: int, seed: int):
     return found
 
 
-@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:rollout=expert:endgame=8", "ismcts:100", "search:0.05"])
+@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:rollout=expert:endgame=8", "pimc:16:epsilon=0.5:halving=1",
+                                  "ismcts:100", "search:0.05"])
 def test_positions_with_one_right_move(spec):
     for k, (game, right) in enumerate(last_trick_positions(4, seed=21)):
         bot = make_agent(spec, seed=k)
         observation, mask = game.observe()
         assert bot.act(observation, mask, game=game) == right
+
+
+# ============================================================================ halving, epsilon
+def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
+    points = decision_points(30, seed=8)
+    two = next(g for g in points if len(g.legal_actions()) == 2)
+    for epsilon in (0.0, 0.5):
+        plain = S.pimc_details(two, 24, seed=3, epsilon=epsilon)
+        halved = S.pimc_details(two, 24, seed=3, epsilon=epsilon, halving=True)
+        np.testing.assert_allclose(plain[1], halved[1], rtol=0, atol=1e-12)
+        assert halved[1][halved[3]] >= plain[1].max() - 1e-12  # the same best, up to rounding in a tie
+    many = next(g for g in points if len(g.legal_actions()) >= 5)
+    ws = S.Workspace(many.rules)
+    actions = np.array(many.legal_actions(), dtype=np.int64)
+    values = np.zeros(len(actions))
+    worlds = np.zeros(len(actions), dtype=np.int64)
+    rounds = np.zeros(len(actions), dtype=np.int64)
+    SK.pimc_halving(many.state, many.to_act, actions, 40, S.POLICIES["greedy"], 0.0, 0, 0.0, False, ws.singles,
+                    many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds, rounds)
+    assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
+    best = int(np.argmax(rounds))
+    assert list(rounds).count(rounds[best]) == 1 and worlds[best] == worlds.max()
+    runner_up = [i for i in range(len(actions)) if rounds[i] == rounds[best] - 1 and worlds[i] == worlds[best]]
+    assert len(runner_up) == 1 and values[best] >= values[runner_up[0]]
+    assert S.pimc_details(many, 40, seed=3, halving=True)[3] == best
+
+
+def test_epsilon_zero_is_the_plain_rollout_and_epsilon_changes_the_values():
+    game = decision_points(1, seed=4)[0]
+    default = S.pimc_values(game, 32, seed=7)[1]
+    np.testing.assert_array_equal(default, S.pimc_values(game, 32, seed=7, epsilon=0.0)[1])
+    assert not np.array_equal(default, S.pimc_values(game, 32, seed=7, epsilon=0.4)[1])
+    with pytest.raises(ValueError, match="probability from 0 to 1"):
+        S.pimc_values(game, 8, epsilon=1.5)
+    with pytest.raises(ValueError, match="probability from 0 to 1"):
+        S.ismcts_values(game, 8, epsilon=float("nan"))
 
 
 # ============================================================================ ISMCTS on micro
@@ -202,7 +240,10 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8:rollout=smart", "rollout must be one of"),
                                        ("ismcts:0", "positive number of iterations"),
                                        ("pimc:8:endgame=-1", "must be >= 0"), ("search:0", "positive budget"),
-                                       ("pimc:8,smart", "pimc:SAMPLES,POLICY")])
+                                       ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
+                                       ("pimc:8:epsilon=2", "probability from 0 to 1"),
+                                       ("ismcts:8:epsilon=-0.1", "must be >= 0"),
+                                       ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
@@ -235,6 +276,7 @@ def test_explain_gives_a_value_per_searched_action():
 # ============================================================================ without the JIT
 @pytest.mark.parametrize("target", [
     "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
+    "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),
     pytest.param("test_search.py::test_searches_read_no_hidden_tiles[pimc:8:rollout=expert:endgame=6:beta=1.5]",
                  marks=pytest.mark.slow),

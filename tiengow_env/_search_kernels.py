@@ -9,6 +9,8 @@ the true state only through that sampler, so they never use hidden information.
 References:
   [CPW12] Cowling, Powley, Whitehouse. Information Set Monte Carlo Tree Search. IEEE TCIAIG 2012.
   [LI86]  Luckhardt, Irani. An Algorithmic Solution of N-Person Games. AAAI 1986 (max-n).
+  [KKS13] Karnin, Koren, Somekh. Almost Optimal Exploration in Multi-Armed Bandits. ICML 2013
+          (sequential halving).
   [SRB19] Solinas, Rebstock, Buro. Improving Search with Supervised Learning in Trick-Based
           Card Games. AAAI 2019 (worlds weighted by the likelihood of the observed play).
 """
@@ -57,6 +59,7 @@ TT_WORDS = 4  # a transposition-table key: four int64 words (endgame_key)
 F_COUNT, F_INDEX, F_SLOT = 4, 5, 6  # solver frame columns after the key: legal count, next action, table slot
 FRAME = 7
 V_BEST = 4  # solver values column after the seats' chips: the actor's best so far
+EPSILON_UNIT = 1 << 20  # a rollout's random-action probability, in steps of 1 / EPSILON_UNIT
 
 
 # ----------------------------------------------------------------------------- worlds
@@ -256,11 +259,17 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
 
 # ----------------------------------------------------------------------------- PIMC
 @njit(cache=True)
-def finish_world(state, policy, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp):
-    """Play ``state`` to the end of the hand: the rollout policy until at most ``endgame``
+def finish_world(state, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp):
+    """Play ``state`` to the end of the hand: the rollout policy, each decision replaced by a
+    uniformly random legal action with probability ``epsilon``, until at most ``endgame``
     tiles are left in the hands, then the exact max-n endgame. Returns solver nodes used."""
+    threshold = np.int64(epsilon * EPSILON_UNIT)
     while state[S_PHASE] != PHASE_OVER and tiles_in_hands(state, rules) > endgame:
-        K.step(state, PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch), table, rules)
+        if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
+            action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
+        else:
+            action = PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch)
+        K.step(state, action, table, rules)
     if state[S_PHASE] == PHASE_OVER:
         return 0
     states, moves, frames, values, tt_keys, tt_values, tt_stamp, _ = solver
@@ -272,7 +281,7 @@ def finish_world(state, policy, endgame, face_up, singles, table, rules, rng, sc
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, samples, policy, endgame, beta, face_up, singles, table, rules, rng, solver,
+def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng, solver,
                 out, out_weights):
     """Mean chips of ``seat`` after each of ``actions`` over ``samples`` worlds (the same worlds
     for every action), each finished by ``finish_world``. With ``beta`` > 0 the mean is
@@ -291,7 +300,7 @@ def pimc_values(state, seat, actions, samples, policy, endgame, beta, face_up, s
         for i in range(actions.shape[0]):
             child[:] = world
             K.step(child, actions[i], table, rules)
-            nodes += finish_world(child, policy, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
+            nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
             per_world[w, i] = chips(child, seat)
     solver[7][0] = stamp
     top = out_weights.max()
@@ -304,6 +313,67 @@ def pimc_values(state, seat, actions, samples, policy, endgame, beta, face_up, s
         out_weights[w] /= total
         for i in range(actions.shape[0]):
             out[i] += out_weights[w] * per_world[w, i]
+    return nodes
+
+
+@njit(cache=True)
+def pimc_halving(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng, solver,
+                 out, out_worlds, out_rounds):
+    """PIMC with the rollouts of ``pimc_values`` (``samples`` per legal action) spent by
+    sequential halving [KKS13]: in each of ceil(log2 K) rounds, every action still in the race
+    is played out in the same new worlds, an equal share of the rollouts per round, and the
+    better half (by mean chips of ``seat``, belief-weighted as in ``pimc_values``) goes on.
+    So the last two candidates are compared over many more worlds than a uniform split gives
+    them, at the same cost. ``out`` receives each action's mean over the worlds it was played
+    in, ``out_worlds`` how many those were, ``out_rounds`` how many rounds it survived (the
+    one left at the end survived all). Returns solver nodes used."""
+    count = actions.shape[0]
+    world = np.empty(S_LEN, dtype=np.int64)
+    child = np.empty(S_LEN, dtype=np.int64)
+    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    alive = np.arange(count)
+    sums = np.zeros(count, dtype=np.float64)
+    totals = np.zeros(count, dtype=np.float64)
+    order = np.zeros(count, dtype=np.float64)
+    out_worlds[:] = 0
+    out_rounds[:] = 0
+    rounds = 0
+    while (1 << rounds) < count:
+        rounds += 1
+    rounds = max(rounds, 1)
+    budget = samples * count
+    nodes = 0
+    stamp = solver[7][0]
+    first = np.nan  # log-weights are taken relative to the first world's, to keep exp in range
+    live = count
+    for r in range(rounds):
+        worlds = max(1, budget // (rounds * live))
+        for _ in range(worlds):
+            deal_world(state, seat, face_up, table, rules, rng, world)
+            log_weight = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
+            if np.isnan(first):
+                first = log_weight
+            weight = np.exp(log_weight - first)
+            stamp += 1
+            for j in range(live):
+                i = alive[j]
+                child[:] = world
+                K.step(child, actions[i], table, rules)
+                nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver,
+                                      stamp)
+                sums[i] += weight * chips(child, seat)
+                totals[i] += weight
+                out_worlds[i] += 1
+        for j in range(live):
+            out_rounds[alive[j]] = r + 1
+            order[j] = -sums[alive[j]] / totals[alive[j]]
+        ranked = alive[:live][np.argsort(order[:live], kind="mergesort")]  # ties: legal order
+        live = (live + 1) // 2
+        alive[:live] = ranked[:live]
+    out_rounds[alive[0]] = rounds + 1
+    solver[7][0] = stamp
+    for i in range(count):
+        out[i] = sums[i] / totals[i]
     return nodes
 
 
@@ -349,7 +419,7 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, endgame, face_up, singles, table, rules, rng,
+def ismcts(state, seat, iterations, exploration, scale, policy, epsilon, endgame, face_up, singles, table, rules, rng,
            links, stats, solver, out_actions, out_visits, out_values):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
@@ -427,7 +497,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, endgame, face_up
             path[length] = node
             length += 1
         stamp += 1
-        finish_world(world, policy, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
+        finish_world(world, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
         for k in range(1, length):
             v = path[k]
             stats[v, F_VISITS] += 1.0
