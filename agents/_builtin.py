@@ -48,29 +48,29 @@ def _ppo(argument, rules, seed):
     return make_ppo_agent(argument, rules, seed)
 
 
-@register("pimc", kind="search", usage="pimc[:SAMPLES][:rollout=P][:endgame=N][:beta=B]",
-          description="determinized search: SAMPLES worlds (32), actions played out by P (greedy)")
+@register("pimc", kind="search", usage="pimc[:SAMPLES][:KEY=VALUE]...",
+          description="determinized search, SAMPLES worlds (32); keys rollout, epsilon, endgame, beta, halving")
 def _pimc(argument, rules, seed):
     from .pimc import make_pimc
     return make_pimc(argument, rules, seed)
 
 
-@register("ismcts", kind="search", usage="ismcts[:ITERATIONS][:rollout=P][:endgame=N][:c=C]",
-          description="single-observer information-set MCTS, ITERATIONS per decision; options rollout, endgame, c")
+@register("ismcts", kind="search", usage="ismcts[:ITERATIONS][:KEY=VALUE]...",
+          description="information-set MCTS, ITERATIONS (1000); keys rollout, epsilon, endgame, c")
 def _ismcts(argument, rules, seed):
     from .pimc import make_ismcts
     return make_ismcts(argument, rules, seed)
 
 
 @register("search", kind="search", usage="search[:BUDGET]",
-          description="the strongest search-only bot at <= 20 ms a decision (ismcts:2500, greedy rollouts); search:BUDGET scales it")
+          description="the strongest search-only bot, <= 20 ms a decision (pimc:1000:epsilon=0.5:halving=1)")
 def _search(argument, rules, seed):
     from .pimc import make_search
     return make_search(argument, rules, seed)
 
 
-@register("champion", kind="learned", usage="champion[:ITERATIONS][:weight=W][:c=C]",
-          description="the strongest bot shipped: search (ISMCTS) guided by the shipped ppo policy")
+@register("champion", kind="learned", usage="champion[:SAMPLES][:KEY=VALUE]...",
+          description="the strongest bot shipped: PIMC guided by the ppo policy; keys weight, epsilon")
 def _champion(argument, rules, seed):
     from .champion import make_champion
     return make_champion(argument, rules, seed)

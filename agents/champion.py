@@ -1,16 +1,20 @@
-"""``champion``: ISMCTS guided by the shipped PPO policy.
+"""``champion``: the ``search`` bot's PIMC at a larger budget, guided by the shipped PPO policy.
 
-The search (``search``'s configuration: single-observer ISMCTS, greedy rollouts) gives the mean
-chips Q(a) of each root action it tried; the learned policy gives its log-probability
-log pi(a) from the acting seat's observation. The champion plays
+PIMC (``search``'s configuration: rollouts greedy with a random action at each decision with
+probability epsilon, sequential halving) ranks the legal actions by their mean chips Q(a) over
+sampled worlds; the learned policy adds ``weight`` times its log-probability log pi(a), taken
+from the acting seat's observation, to every ranking:
 
-    argmax_a  Q(a) + weight * log pi(a)
+    Q(a) + weight * log pi(a)
 
-so the network breaks the search's near-ties and overrules it where the search's value gap is
-small against the network's confidence (the prior term of PUCT-style searches, applied once
-at the root). Spec::
+so the network settles the search's near-ties and overrules it where the search's value gap is
+small against the network's confidence: the prior term of PUCT-style searches, at the root.
+Spec::
 
-    champion[:ITERATIONS][:weight=W][:c=C]   ISMCTS iterations (2500), chips per nat of the prior (1.0), UCB c (1.2)
+    champion[:SAMPLES][:weight=W][:epsilon=E]   worlds per action (2200), chips per nat (0.25), epsilon (0.5)
+
+``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1``: the ablation without the
+network.
 """
 from __future__ import annotations
 
@@ -19,38 +23,39 @@ import numpy as np
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
-from .pimc import IsmctsAgent, SearchAgent, parse_options
+from .pimc import PimcAgent, SearchAgent, parse_options
 from .ppo import PpoAgent, make_ppo_agent
 
-DEFAULT_ITERATIONS = 2500
-DEFAULT_WEIGHT = 1.0
-DEFAULT_C = 1.2
+DEFAULT_SAMPLES = 2200
+DEFAULT_WEIGHT = 0.25
+DEFAULT_EPSILON = 0.5
 
 
 class ChampionAgent(SearchAgent):
-    """``IsmctsAgent``'s values plus ``weight`` times the PPO policy's log-probabilities."""
+    """``PimcAgent`` (halving) ranking by its values plus ``weight`` times the PPO policy's
+    log-probabilities."""
 
     name = "champion"
 
-    def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, iterations: int = DEFAULT_ITERATIONS,
-                 weight: float = DEFAULT_WEIGHT, exploration: float = DEFAULT_C):
+    def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, samples: int = DEFAULT_SAMPLES,
+                 weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON):
         super().__init__(rules, seed)
         self.prior = prior
         self.weight = weight
-        self.searcher = IsmctsAgent(rules, seed, iterations=iterations, policy="greedy", exploration=exploration)
+        self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True)
         self.searcher.workspace = self.workspace
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        actions, _, chips = self.searcher.search(game, seed)
         observation, mask = game.observe()
         logits = self.prior.logits(observation[None], mask[None])[0].astype(np.float64)
-        legal = np.flatnonzero(mask)
-        log_pi = logits - (logits[legal].max() + np.log(np.exp(logits[legal] - logits[legal].max()).sum()))
-        return actions, chips + self.weight * log_pi[actions], chips
+        actions = np.array(game.legal_actions())  # the order the search's bonus takes
+        top = logits[actions].max()
+        log_pi = logits[actions] - top - np.log(np.exp(logits[actions] - top).sum())
+        return self.searcher.search(game, seed, bonus=self.weight * log_pi)
 
 
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
-    """``champion[:ITERATIONS][:weight=W][:c=C]`` (module docstring)."""
-    count, options = parse_options("champion", argument, "iterations", {"weight": float, "c": float})
-    return ChampionAgent(rules, seed, make_ppo_agent(None, rules, seed), iterations=count or DEFAULT_ITERATIONS,
-                         weight=options.get("weight", DEFAULT_WEIGHT), exploration=options.get("c", DEFAULT_C))
+    """``champion[:SAMPLES][:weight=W][:epsilon=E]`` (module docstring)."""
+    count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float})
+    return ChampionAgent(rules, seed, make_ppo_agent(None, rules, seed), samples=count or DEFAULT_SAMPLES,
+                         weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON))

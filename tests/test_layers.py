@@ -136,7 +136,8 @@ def test_a_shipped_cfr_bot_plays_without_the_trainers():
         "from tiengow.agents.arena import play_hand\n"
         "from tiengow_env import Game\n"
         "micro = 'cfr:' + str(DEFAULT_POLICY.parent / 'cfr_micro.npz')\n"
-        "for spec, rules in (('cfr', 'standard'), (micro, 'micro'), ('expert', 'standard'), ('pimc:4', 'standard')):\n"
+        "for spec, rules in (('cfr', 'standard'), (micro, 'micro'), ('expert', 'standard'), ('pimc:4', 'standard'),\n"
+        "                    ('search:0.01', 'standard'), ('champion:4', 'standard')):\n"
         "    agents = [make_agent(spec, rules, seed=s) for s in range(4)]\n"
         "    assert play_hand(Game(seed=1, rules=rules), agents, 1).is_over\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('tiengow.training', 'torch')))))"))

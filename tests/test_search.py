@@ -90,7 +90,7 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 # ============================================================================ hidden information
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
-                "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1"]
+                "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8"]
 
 
 def decision_points(count: int, seed: int):
@@ -178,8 +178,9 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     values = np.zeros(len(actions))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    SK.pimc_halving(many.state, many.to_act, actions, 40, S.POLICIES["greedy"], 0.0, 0, 0.0, False, ws.singles,
-                    many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds, rounds)
+    SK.pimc_halving(many.state, many.to_act, actions, np.zeros(len(actions)), 40, S.POLICIES["greedy"], 0.0, 0, 0.0,
+                    False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
+                    worlds, rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
     assert list(rounds).count(rounds[best]) == 1 and worlds[best] == worlds.max()
@@ -197,6 +198,36 @@ def test_epsilon_zero_is_the_plain_rollout_and_epsilon_changes_the_values():
         S.pimc_values(game, 8, epsilon=1.5)
     with pytest.raises(ValueError, match="probability from 0 to 1"):
         S.ismcts_values(game, 8, epsilon=float("nan"))
+
+
+# ============================================================================ champion
+def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
+    from tiengow.agents.ppo import make_ppo_agent
+    prior = make_ppo_agent(None, RuleSet.from_spec("standard"))
+    for k, game in enumerate(decision_points(6, seed=9)):
+        observation, mask = game.observe()
+        explained = prior.explain(observation, mask)
+        probabilities = dict(zip(explained["actions"], explained["values"]))
+        bonus = 2 * np.log([probabilities[a] for a in game.legal_actions()])
+        expected = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus)
+        actions, scores, chips = make_agent("champion:16:weight=2").search(game, 40 + k)
+        np.testing.assert_array_equal(actions, expected[0])
+        np.testing.assert_array_equal(chips, expected[1])
+        assert int(np.argmax(scores)) == expected[3]
+        unguided = make_agent("champion:16:weight=0").search(game, 40 + k)
+        plain = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True)
+        assert int(np.argmax(unguided[1])) == plain[3]
+
+
+def test_a_bonus_that_dwarfs_the_values_decides():
+    game = next(g for g in decision_points(20, seed=6) if len(g.legal_actions()) >= 3)
+    for halving in (False, True):
+        for pick in range(3):
+            bonus = np.zeros(len(game.legal_actions()))
+            bonus[pick] = 1000.0
+            assert S.pimc_details(game, 16, seed=1, halving=halving, bonus=bonus)[3] == pick
+    with pytest.raises(ValueError, match="finite number for each"):
+        S.pimc_details(game, 8, bonus=np.zeros(1))
 
 
 # ============================================================================ ISMCTS on micro
@@ -243,7 +274,10 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
                                        ("pimc:8:epsilon=2", "probability from 0 to 1"),
                                        ("ismcts:8:epsilon=-0.1", "must be >= 0"),
-                                       ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option")])
+                                       ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option"),
+                                       ("champion:x", "positive number of samples"),
+                                       ("champion:8:c=1", "unknown option"),
+                                       ("champion:8:epsilon=3", "probability from 0 to 1")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)

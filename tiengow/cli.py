@@ -408,8 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     rules_help = "preset name, YAML/TOML file, or JSON object of switches (default: standard)"
     ray_help = "run chunks of deals as Ray tasks: on a local Ray instance, or on the cluster at ADDRESS"
-    agent_help = ("agent spec: random, greedy, expert, pimc[:SAMPLES], ppo[:PATH], cfr[:PATH], "
-                  "or a plugin MODULE:FACTORY")
+    agent_help = ("agent spec: random, greedy, expert, pimc[:SAMPLES], ismcts, search[:BUDGET], champion, "
+                  "ppo[:PATH], cfr[:PATH], or a plugin MODULE:FACTORY (tiengow agents lists them)")
     positive, natural = int_option(1), int_option(0)
 
     p = sub.add_parser("replay", help="replay hand records (.json or .jsonl) to JSON Lines results, "

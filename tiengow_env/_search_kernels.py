@@ -281,8 +281,8 @@ def finish_world(state, policy, epsilon, endgame, face_up, singles, table, rules
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng, solver,
-                out, out_weights):
+def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng,
+                solver, out, out_weights):
     """Mean chips of ``seat`` after each of ``actions`` over ``samples`` worlds (the same worlds
     for every action), each finished by ``finish_world``. With ``beta`` > 0 the mean is
     weighted by each world's ``discard_log_likelihood`` (self-normalised importance weights);
@@ -300,7 +300,8 @@ def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, f
         for i in range(actions.shape[0]):
             child[:] = world
             K.step(child, actions[i], table, rules)
-            nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
+            nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver,
+                                  stamp)
             per_world[w, i] = chips(child, seat)
     solver[7][0] = stamp
     top = out_weights.max()
@@ -317,12 +318,13 @@ def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, f
 
 
 @njit(cache=True)
-def pimc_halving(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng, solver,
-                 out, out_worlds, out_rounds):
+def pimc_halving(state, seat, actions, bonus, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules,
+                 rng, solver, out, out_worlds, out_rounds):
     """PIMC with the rollouts of ``pimc_values`` (``samples`` per legal action) spent by
     sequential halving [KKS13]: in each of ceil(log2 K) rounds, every action still in the race
     is played out in the same new worlds, an equal share of the rollouts per round, and the
-    better half (by mean chips of ``seat``, belief-weighted as in ``pimc_values``) goes on.
+    better half (by mean chips of ``seat``, belief-weighted as in ``pimc_values``, plus the
+    action's ``bonus``: a prior's say, in chips; zeros for none) goes on.
     So the last two candidates are compared over many more worlds than a uniform split gives
     them, at the same cost. ``out`` receives each action's mean over the worlds it was played
     in, ``out_worlds`` how many those were, ``out_rounds`` how many rounds it survived (the
@@ -359,14 +361,14 @@ def pimc_halving(state, seat, actions, samples, policy, epsilon, endgame, beta, 
                 i = alive[j]
                 child[:] = world
                 K.step(child, actions[i], table, rules)
-                nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver,
-                                      stamp)
+                nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch,
+                                      solver, stamp)
                 sums[i] += weight * chips(child, seat)
                 totals[i] += weight
                 out_worlds[i] += 1
         for j in range(live):
             out_rounds[alive[j]] = r + 1
-            order[j] = -sums[alive[j]] / totals[alive[j]]
+            order[j] = -(sums[alive[j]] / totals[alive[j]] + bonus[alive[j]])
         ranked = alive[:live][np.argsort(order[:live], kind="mergesort")]  # ties: legal order
         live = (live + 1) // 2
         alive[:live] = ranked[:live]

@@ -110,24 +110,31 @@ def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int
 
 def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                  beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
-                 epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 epsilon: float = 0.0, bonus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
-    action the search prefers: the best mean, or with ``halving`` the last one in the race."""
+    action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
+    order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
+    the race, ranked the same way in every round."""
     _check(game, policy, endgame, epsilon, samples=samples)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
     ws = _workspace(game, workspace)
     actions = np.array(game.legal_actions(), dtype=np.int64)
+    if bonus is None:
+        bonus = np.zeros(len(actions))
+    bonus = np.asarray(bonus, dtype=np.float64)
+    if bonus.shape != actions.shape or not np.all(np.isfinite(bonus)):
+        raise ValueError(f"bonus must hold a finite number for each of the {len(actions)} legal actions, "
+                         f"got shape {bonus.shape}")
     values = np.zeros(len(actions), dtype=np.float64)
-    common = (game.state, game.to_act, actions, samples, POLICIES[policy], float(epsilon), endgame, float(beta),
-              game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array, _rng(seed),
-              ws.solver, values)
+    rest = (samples, POLICIES[policy], float(epsilon), endgame, float(beta), game.rules.discards_face_up, ws.singles,
+            game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values)
     if not halving:
-        nodes = SK.pimc_values(*common, np.zeros(samples, dtype=np.float64))
-        return actions, values, int(nodes), int(np.argmax(values))
+        nodes = SK.pimc_values(game.state, game.to_act, actions, *rest, np.zeros(samples, dtype=np.float64))
+        return actions, values, int(nodes), int(np.argmax(values + bonus))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    nodes = SK.pimc_halving(*common, worlds, rounds)
+    nodes = SK.pimc_halving(game.state, game.to_act, actions, bonus, *rest, worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
@@ -151,8 +158,8 @@ def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 0.7, 
     visits = np.zeros(width, dtype=np.float64)
     values = np.zeros(width, dtype=np.float64)
     count = SK.ismcts(game.state, game.to_act, iterations, float(exploration), float(scale), POLICIES[policy],
-                      float(epsilon), endgame, game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
-                      _rng(seed), links, stats, ws.solver, actions, visits, values)
+                      float(epsilon), endgame, game.rules.discards_face_up, ws.singles, game.combos.table,
+                      game.combos.rules_array, _rng(seed), links, stats, ws.solver, actions, visits, values)
     order = np.argsort(actions[:count], kind="stable")
     return actions[:count][order], visits[:count][order], values[:count][order]
 
