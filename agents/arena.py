@@ -23,8 +23,9 @@ import itertools
 import json
 import math
 import multiprocessing as mp
+import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -41,14 +42,21 @@ def deal_seed(seed: int, deal: int) -> int:
     return int(np.random.SeedSequence([seed, deal]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def play_hand(game: Game, agents: list[Agent], seed: int) -> Game:
-    """Play ``game`` to its end with one agent per seat; returns the game."""
+def play_hand(game: Game, agents: list[Agent], seed: int, clock: np.ndarray | None = None) -> Game:
+    """Play ``game`` to its end with one agent per seat; returns the game. With ``clock``
+    (float (seats, 2)), row s gains seat s's decisions and the CPU seconds its agent spent
+    on them (this thread's CPU time, so other processes on the machine do not count)."""
     for seat, agent in enumerate(agents):
         agent.reset(int(np.random.SeedSequence([seed, seat]).generate_state(1)[0]))
     while not game.is_over:
-        agent = agents[game.to_act]
+        seat = game.to_act
+        agent = agents[seat]
         observation, mask = game.observe()
+        start = time.thread_time()
         action = agent.act(observation, mask, game=game if agent.uses_game else None)
+        if clock is not None:
+            clock[seat, 0] += 1
+            clock[seat, 1] += time.thread_time() - start
         game.step(action)
     return game
 
@@ -57,18 +65,20 @@ def play_deals(candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: i
                last: int) -> np.ndarray:
     """Deals ``first .. last - 1``, each played once per seat by ``candidate`` against
     ``opponents`` (one per seat). Rows per (deal, seating): candidate chips, columns, last-trick
-    win, then chips per seat."""
+    win, chips per seat, then the candidate's decisions and the CPU seconds it spent on them."""
     players = rules.players
-    rows = np.zeros((last - first, players, 3 + players), dtype=np.float64)
+    rows = np.zeros((last - first, players, 5 + players), dtype=np.float64)
     for d in range(first, last):
         for seat in range(players):
             agents = [candidate if s == seat else opponents[s] for s in range(players)]
-            game = play_hand(Game(seed=deal_seed(seed, d), rules=rules), agents, deal_seed(seed, d) + seat)
+            clock = np.zeros((players, 2))
+            game = play_hand(Game(seed=deal_seed(seed, d), rules=rules), agents, deal_seed(seed, d) + seat, clock)
             result = game.result()
             rows[d - first, seat, 0] = result["net"][seat]
             rows[d - first, seat, 1] = result["columns"][seat]
             rows[d - first, seat, 2] = result["last_trick_winner"] == seat
-            rows[d - first, seat, 3:] = result["net"]
+            rows[d - first, seat, 3:3 + players] = result["net"]
+            rows[d - first, seat, 3 + players:] = clock[seat]
     return rows
 
 
@@ -104,6 +114,9 @@ class EvalResult:
     """deals on which the candidate's score (its mean over the seatings) is above zero"""
     deals_lost: int = 0
     """deals on which it is below zero"""
+    ms_per_decision: float = field(default=0.0, compare=False)
+    """the candidate's mean CPU time per decision, one-legal-action decisions included (a
+    measurement, so results that agree in every figure of play compare equal)"""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -145,9 +158,10 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
     return EvalResult(candidate=candidate, opponent=opponent, deals=deals, hands=deals * ruleset.players,
                       chips_per_hand=mean, ci95=[mean - half, mean + half],
                       columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),
-                      chips_by_seat=[float(v) for v in rows[:, :, 3:].mean(axis=(0, 1))],
+                      chips_by_seat=[float(v) for v in rows[:, :, 3:3 + ruleset.players].mean(axis=(0, 1))],
                       rules=ruleset.name, seed=seed, deals_won=int((per_deal > 0).sum()),
-                      deals_lost=int((per_deal < 0).sum()))
+                      deals_lost=int((per_deal < 0).sum()),
+                      ms_per_decision=1000 * float(rows[:, :, -1].sum() / max(rows[:, :, -2].sum(), 1)))
 
 
 def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:

@@ -50,10 +50,17 @@ def test_unknown_specs_are_refused():
 def test_eval_is_well_formed_reproducible_and_zero_sum():
     a = evaluate("greedy", "random", deals=30, seed=4)
     b = evaluate("greedy", "random", deals=30, seed=4, workers=2)
-    assert a == b  # same numbers whatever the number of workers
+    assert a == b  # same numbers whatever the number of workers (the timing is not compared)
+    assert a.ms_per_decision > 0 and b.ms_per_decision > 0
     assert a.hands == 4 * 30 and len(a.chips_by_seat) == 4
     assert abs(sum(a.chips_by_seat)) < 1e-9
     assert a.ci95[0] < a.chips_per_hand < a.ci95[1]
+
+
+def test_eval_times_the_candidate_only():
+    slow = evaluate("pimc:64", "greedy", deals=2, seed=1)
+    fast = evaluate("greedy", "pimc:64", deals=2, seed=1)
+    assert slow.ms_per_decision > 5 * fast.ms_per_decision
 
 
 def test_ci_shrinks_with_more_deals():

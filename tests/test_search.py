@@ -286,7 +286,7 @@ def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
 @pytest.mark.parametrize("spec, kind, count, policy", [
     ("pimc", "PimcAgent", 32, "greedy"), ("pimc:64", "PimcAgent", 64, "greedy"),
     ("pimc:64,random", "PimcAgent", 64, "random"), ("pimc:256:rollout=expert", "PimcAgent", 256, "expert"),
-    ("ismcts", "IsmctsAgent", 1000, "expert"), ("ismcts:50:rollout=random", "IsmctsAgent", 50, "random")])
+    ("ismcts", "IsmctsAgent", 1000, "greedy"), ("ismcts:50:rollout=random", "IsmctsAgent", 50, "random")])
 def test_search_specs(spec, kind, count, policy):
     bot = make_agent(spec)
     assert type(bot).__name__ == kind and bot.policy == policy

@@ -271,6 +271,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"{result.candidate} vs {result.opponent} ({rules.name}): {result.deals:,} deals, {result.hands:,} hands")
         print(f"  chips per hand   {result.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict})")
         print(f"  columns per hand {result.columns_per_hand:.2f}   last trick won {100 * result.last_trick_rate:.1f}%")
+        print(f"  {result.candidate}: {result.ms_per_decision:.2f} ms of CPU per decision")
     else:
         print(result.to_json())
     return 0
