@@ -11,7 +11,9 @@ so the network settles the search's near-ties and overrules it where the search'
 small against the network's confidence: the prior term of PUCT-style searches, at the root.
 Spec::
 
-    champion[:SAMPLES][:weight=W][:epsilon=E]   worlds per action (2200), chips per nat (0.25), epsilon (0.5)
+    champion[:SAMPLES][:weight=W][:epsilon=E][:prior=PATH]
+        SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), rollout epsilon (0.5),
+        PATH a PPO checkpoint written by ``tiengow train ppo`` (the shipped ``ppo`` model)
 
 ``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1``: the ablation without the
 network.
@@ -55,7 +57,8 @@ class ChampionAgent(SearchAgent):
 
 
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
-    """``champion[:SAMPLES][:weight=W][:epsilon=E]`` (module docstring)."""
-    count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float})
-    return ChampionAgent(rules, seed, make_ppo_agent(None, rules, seed), samples=count or DEFAULT_SAMPLES,
+    """``champion[:SAMPLES][:KEY=VALUE]...`` (module docstring)."""
+    count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float, "prior": str})
+    prior = make_ppo_agent(options.get("prior"), rules, seed)
+    return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
                          weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON))

@@ -123,9 +123,9 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             continue
         if key not in allowed:
             raise ValueError(f"{kind}: unknown option {key!r} in {kind}:{argument}; options are: {', '.join(allowed)}")
-        if key == "rollout":
-            if value not in POLICIES:
-                raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value!r}")
+        if key == "rollout" and value not in POLICIES:
+            raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value!r}")
+        if allowed[key] is str:
             options[key] = value
             continue
         try:

@@ -277,7 +277,8 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
-                                       ("champion:8:epsilon=3", "probability from 0 to 1")])
+                                       ("champion:8:epsilon=3", "probability from 0 to 1"),
+                                       ("champion:8:prior=/no/such.pt", "does not exist")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
