@@ -178,9 +178,9 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     values = np.zeros(len(actions))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    SK.pimc_halving(many.state, many.to_act, actions, np.zeros(len(actions)), 40, S.POLICIES["greedy"], 0.0, 0, 0.0,
-                    False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
-                    worlds, rounds)
+    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, 40, S.POLICIES["greedy"], 0.0, 0,
+                   0.0, False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
+                   worlds, rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
     assert list(rounds).count(rounds[best]) == 1 and worlds[best] == worlds.max()

@@ -281,54 +281,22 @@ def finish_world(state, policy, epsilon, endgame, face_up, singles, table, rules
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules, rng,
-                solver, out, out_weights):
-    """Mean chips of ``seat`` after each of ``actions`` over ``samples`` worlds (the same worlds
-    for every action), each finished by ``finish_world``. With ``beta`` > 0 the mean is
-    weighted by each world's ``discard_log_likelihood`` (self-normalised importance weights);
-    ``out_weights[i]`` receives world i's normalised weight. Returns solver nodes used."""
-    world = np.empty(S_LEN, dtype=np.int64)
-    child = np.empty(S_LEN, dtype=np.int64)
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
-    per_world = np.zeros((samples, actions.shape[0]), dtype=np.float64)
-    nodes = 0
-    stamp = solver[7][0]  # the stamp counter carries on across calls
-    for w in range(samples):
-        deal_world(state, seat, face_up, table, rules, rng, world)
-        out_weights[w] = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
-        stamp += 1
-        for i in range(actions.shape[0]):
-            child[:] = world
-            K.step(child, actions[i], table, rules)
-            nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver,
-                                  stamp)
-            per_world[w, i] = chips(child, seat)
-    solver[7][0] = stamp
-    top = out_weights.max()
-    total = 0.0
-    for w in range(samples):
-        out_weights[w] = np.exp(out_weights[w] - top)
-        total += out_weights[w]
-    out[:] = 0.0
-    for w in range(samples):
-        out_weights[w] /= total
-        for i in range(actions.shape[0]):
-            out[i] += out_weights[w] * per_world[w, i]
-    return nodes
+def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilon, endgame, beta, face_up, singles, table,
+                rules, rng, solver, out, out_worlds, out_rounds):
+    """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
+    ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
+    played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
+    (self-normalised importance weights) [SRB19].
 
-
-@njit(cache=True)
-def pimc_halving(state, seat, actions, bonus, samples, policy, epsilon, endgame, beta, face_up, singles, table, rules,
-                 rng, solver, out, out_worlds, out_rounds):
-    """PIMC with the rollouts of ``pimc_values`` (``samples`` per legal action) spent by
-    sequential halving [KKS13]: in each of ceil(log2 K) rounds, every action still in the race
-    is played out in the same new worlds, an equal share of the rollouts per round, and the
-    better half (by mean chips of ``seat``, belief-weighted as in ``pimc_values``, plus the
-    action's ``bonus``: a prior's say, in chips; zeros for none) goes on.
-    So the last two candidates are compared over many more worlds than a uniform split gives
-    them, at the same cost. ``out`` receives each action's mean over the worlds it was played
-    in, ``out_worlds`` how many those were, ``out_rounds`` how many rounds it survived (the
-    one left at the end survived all). Returns solver nodes used."""
+    Without ``halving`` every action is played in the same ``samples`` worlds. With it the
+    same rollouts are spent by sequential halving [KKS13]: in each of ceil(log2 K) rounds every
+    action still in the race is played in the same new worlds, an equal share of the rollouts
+    per round, and the better half goes on, so the last two are compared over many more worlds
+    than a uniform split gives them. Actions are ranked by their mean plus their ``bonus`` (a
+    prior's say, in chips; zeros for none). ``out`` receives each action's mean over the worlds
+    it was played in, ``out_worlds`` how many those were, ``out_rounds`` how many rounds it
+    survived: the action the search prefers survived one more than any other. Returns solver
+    nodes used."""
     count = actions.shape[0]
     world = np.empty(S_LEN, dtype=np.int64)
     child = np.empty(S_LEN, dtype=np.int64)
@@ -339,10 +307,9 @@ def pimc_halving(state, seat, actions, bonus, samples, policy, epsilon, endgame,
     order = np.zeros(count, dtype=np.float64)
     out_worlds[:] = 0
     out_rounds[:] = 0
-    rounds = 0
-    while (1 << rounds) < count:
+    rounds = 1
+    while halving and (1 << rounds) < count:
         rounds += 1
-    rounds = max(rounds, 1)
     budget = samples * count
     nodes = 0
     stamp = solver[7][0]
@@ -369,7 +336,7 @@ def pimc_halving(state, seat, actions, bonus, samples, policy, epsilon, endgame,
         for j in range(live):
             out_rounds[alive[j]] = r + 1
             order[j] = -(sums[alive[j]] / totals[alive[j]] + bonus[alive[j]])
-        ranked = alive[:live][np.argsort(order[:live], kind="mergesort")]  # ties: legal order
+        ranked = alive[:live][np.argsort(order[:live], kind="mergesort")]  # ties keep their order
         live = (live + 1) // 2
         alive[:live] = ranked[:live]
     out_rounds[alive[0]] = rounds + 1

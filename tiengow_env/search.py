@@ -127,19 +127,16 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
         raise ValueError(f"bonus must hold a finite number for each of the {len(actions)} legal actions, "
                          f"got shape {bonus.shape}")
     values = np.zeros(len(actions), dtype=np.float64)
-    rest = (samples, POLICIES[policy], float(epsilon), endgame, float(beta), game.rules.discards_face_up, ws.singles,
-            game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values)
-    if not halving:
-        nodes = SK.pimc_values(game.state, game.to_act, actions, *rest, np.zeros(samples, dtype=np.float64))
-        return actions, values, int(nodes), int(np.argmax(values + bonus))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    nodes = SK.pimc_halving(game.state, game.to_act, actions, bonus, *rest, worlds, rounds)
+    nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), samples, POLICIES[policy],
+                           float(epsilon), endgame, float(beta), game.rules.discards_face_up, ws.singles,
+                           game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values, worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
-def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 0.7, scale: float = 20.0,
-                  policy: str = "expert", endgame: int = 0, seed: int = 0, workspace: Workspace | None = None,
+def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
+                  policy: str = "greedy", endgame: int = 0, seed: int = 0, workspace: Workspace | None = None,
                   epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
 
