@@ -137,19 +137,20 @@ def test_a_shipped_cfr_bot_plays_without_the_trainers():
         "from tiengow_env import Game\n"
         "micro = 'cfr:' + str(DEFAULT_POLICY.parent / 'cfr_micro.npz')\n"
         "for spec, rules in (('cfr', 'standard'), (micro, 'micro'), ('expert', 'standard'), ('pimc:4', 'standard'),\n"
-        "                    ('search:0.01', 'standard'), ('champion:4', 'standard')):\n"
+        "                    ('search:0.01', 'standard')):\n"
         "    agents = [make_agent(spec, rules, seed=s) for s in range(4)]\n"
         "    assert play_hand(Game(seed=1, rules=rules), agents, 1).is_over\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('tiengow.training', 'torch')))))"))
     assert loaded == []
 
 
-def test_the_shipped_ppo_bot_plays_without_the_trainers():
+def test_the_shipped_ppo_and_champion_bots_play_without_the_trainers():
     loaded = json.loads(_python(
         "import sys, json\n"
         "from tiengow.agents import make_agent\n"
         "from tiengow.agents.arena import play_hand\n"
         "from tiengow_env import Game\n"
-        "assert play_hand(Game(seed=1), [make_agent('ppo', seed=s) for s in range(4)], 1).is_over\n"
+        "for spec in ('ppo', 'champion:4'):\n"
+        "    assert play_hand(Game(seed=1), [make_agent(spec, seed=s) for s in range(4)], 1).is_over\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tiengow.training'))))"))
     assert loaded == []
