@@ -21,6 +21,7 @@ from tiengow.training.ppo import (  # noqa: E402
     parse_overrides,
     train,
 )
+from tiengow.training.ppo_eval import time_to_strength  # noqa: E402
 from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
 
@@ -318,6 +319,17 @@ def test_every_run_ends_with_an_evaluation(tmp_path):
     assert events.Scalars("eval/chips_vs_random")[0].value == pytest.approx(summary["curve"][0]["chips_per_hand"])
 
 
+def test_time_to_strength_is_the_first_evaluation_with_its_ci_above_zero():
+    def point(step, opponent, low, high):
+        return {"step": step, "seconds": step / 10, "opponent": opponent, "chips_per_hand": (low + high) / 2,
+                "ci95": [low, high]}
+    curve = [point(600, "expert", 0.2, 1.0), point(1200, "search", -0.3, 0.5), point(300, "expert", -1.0, 0.1),
+             point(1200, "expert", -0.1, 0.9), {"step": 1200, "seconds": 120.0, "exploit": "learned", "gain": 0.1},
+             point(600, "search", -0.9, 0.0)]
+    assert time_to_strength(curve) == {"expert": {"minutes": 1.0, "step": 600}, "search": None}
+    assert time_to_strength([]) == {}
+
+
 def test_default_outputs_go_to_a_new_run_folder_with_plain_progress(tmp_path, monkeypatch, capsys):
     """Without out/log_dir everything goes to runs/train-ppo/<timestamp>/ under the current folder, and
     the command says so; without a terminal, progress comes as plain lines (no bar, no escapes)."""
@@ -338,6 +350,15 @@ def test_default_outputs_go_to_a_new_run_folder_with_plain_progress(tmp_path, mo
 
 
 # ============================================================================ config and agent
+def test_the_champion_config_trains_as_the_ppo_config():
+    """``champion`` searches with the shipped ppo network, so its config trains exactly as ppo.yaml
+    did and differs only in what it evaluates while training (expert, search, exploitability)."""
+    ppo, champion = PpoConfig.from_file("ppo").to_dict(), PpoConfig.from_file("champion").to_dict()
+    differ = {name for name in ppo if ppo[name] != champion[name]}
+    assert differ == {"eval_interval", "eval_deals", "eval_opponents", "exploit_interval"}
+    assert champion["eval_opponents"] == ["expert", "search"] and champion["exploit_interval"] > 0
+
+
 def test_config_overrides_and_errors(tmp_path):
     config = PpoConfig.from_file("configs/ppo.yaml", ["lr=1e-4", "num_envs=16", "pool_weights={greedy: 1}"])
     assert config.lr == 1e-4 and config.num_envs == 16 and config.pool_weights == {"greedy": 1}

@@ -50,7 +50,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from .ppo import PpoConfig, train
-    from .ppo_eval import plot_curve
+    from .ppo_eval import plot_curve, time_to_strength
     if args.rollout_workers is not None and args.ray is None:
         raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
     workers = 2 if args.rollout_workers is None else args.rollout_workers
@@ -71,8 +71,10 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     if plot and summary["log_dir"] and summary["curve"]:
         png = os.path.join(summary["log_dir"], "curve.png")
         plot_curve(summary["curve"], png)
+    strength = time_to_strength(summary["curve"])
     if args.json:
-        print(json.dumps({**{k: v for k, v in summary.items() if k != "curve"}, "curve_png": png}))
+        print(json.dumps({**{k: v for k, v in summary.items() if k != "curve"}, "curve_png": png,
+                          "time_to_strength": strength}))
         return 0
     print(f"wrote {summary['out']}: {summary['update']} updates, {summary['global_step']:,} env steps, "
           f"{summary['elapsed'] / 60:.1f} min of training, {summary['steps_per_second']:,.0f} env steps/s "
@@ -83,6 +85,9 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     for point in [p for p in summary["curve"] if "opponent" in p][-len(config.eval_opponents):]:
         print(f"  last eval: {point['chips_per_hand']:+.3f} chips/hand vs {point['opponent']} "
               f"(95% CI [{point['ci95'][0]:+.3f}, {point['ci95'][1]:+.3f}])")
+    for opponent, first in strength.items():
+        print(f"  time to strength vs {opponent}: " + ("no evaluation of this run had its CI above zero" if first is None
+              else f"CI above zero from {first['minutes']:.1f} min of training ({first['step']:,} env steps)"))
     return 0
 
 

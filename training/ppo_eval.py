@@ -105,6 +105,18 @@ class BackgroundEval:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
+def time_to_strength(curve: list[dict]) -> dict[str, dict | None]:
+    """For each evaluated opponent, the first evaluation whose whole 95% CI is above zero, as
+    ``{"minutes", "step"}`` of training at its snapshot; ``None`` if no evaluation of the run got
+    there."""
+    first: dict[str, dict | None] = {}
+    for point in sorted((p for p in curve if "opponent" in p), key=lambda p: p["step"]):
+        first.setdefault(point["opponent"], None)
+        if first[point["opponent"]] is None and point["ci95"][0] > 0:
+            first[point["opponent"]] = {"minutes": round(point["seconds"] / 60, 2), "step": point["step"]}
+    return first
+
+
 def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") -> None:
     """Write the evaluations of a run (``curve.json``, or a checkpoint's ``curve``) as a PNG: duplicate
     chips per hand against each opponent, with the 95% CI, over the minutes of training."""
@@ -131,4 +143,4 @@ def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") 
     plt.close(fig)
 
 
-__all__ = ["BackgroundEval", "evaluate_snapshot", "plot_curve"]
+__all__ = ["BackgroundEval", "evaluate_snapshot", "plot_curve", "time_to_strength"]
