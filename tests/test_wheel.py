@@ -50,8 +50,8 @@ def test_the_wheel_holds_only_the_two_project_names(installed):
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"tiengow", "tiengow_env"}
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"tiengow/configs/ppo.yaml", "tiengow/configs/champion.yaml", "tiengow/configs/cfr_micro.yaml", "tiengow/agents/policies/ppo.pt",
-            "tiengow/agents/policies/cfr_standard.npz"} <= names
+    assert {"tiengow/configs/ppo.yaml", "tiengow/configs/champion.yaml", "tiengow/configs/cfr_micro.yaml",
+            "tiengow/agents/policies/ppo.pt", "tiengow/agents/policies/cfr_standard.npz"} <= names
 
 
 @pytest.fixture(scope="module")
