@@ -178,8 +178,8 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     values = np.zeros(len(actions))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, 40, S.POLICIES["greedy"], 0.0, 0,
-                   0.0, False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
+    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, 40, S.POLICIES["greedy"],
+                   np.zeros(S.MAX_SEATS), 0, 0.0, False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
                    worlds, rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
@@ -198,6 +198,22 @@ def test_epsilon_zero_is_the_plain_rollout_and_epsilon_changes_the_values():
         S.pimc_values(game, 8, epsilon=1.5)
     with pytest.raises(ValueError, match="probability from 0 to 1"):
         S.ismcts_values(game, 8, epsilon=float("nan"))
+
+
+def test_own_epsilon_sets_the_searching_seats_rollout_decisions_apart():
+    """own_epsilon equal to epsilon is the default; otherwise it changes only the searching
+    seat's own rollout decisions, so it changes the values."""
+    game = decision_points(1, seed=4)[0]
+    default = S.pimc_values(game, 32, seed=7, epsilon=0.5)[1]
+    np.testing.assert_array_equal(default, S.pimc_values(game, 32, seed=7, epsilon=0.5, own_epsilon=0.5)[1])
+    assert not np.array_equal(default, S.pimc_values(game, 32, seed=7, epsilon=0.5, own_epsilon=0.0)[1])
+    visits = S.ismcts_values(game, 64, seed=7, epsilon=0.5)[1]
+    np.testing.assert_array_equal(visits, S.ismcts_values(game, 64, seed=7, epsilon=0.5, own_epsilon=0.5)[1])
+    with pytest.raises(ValueError, match="own_epsilon must be a probability from 0 to 1"):
+        S.pimc_values(game, 8, own_epsilon=-0.5)
+    agent = make_agent("pimc:8:epsilon=0.5:own_epsilon=0")
+    assert (agent.epsilon, agent.own_epsilon) == (0.5, 0.0)
+    assert make_agent("ismcts:8:own_epsilon=0.25").own_epsilon == 0.25
 
 
 # ============================================================================ champion
@@ -273,6 +289,7 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8:endgame=-1", "must be >= 0"), ("search:0", "positive budget"),
                                        ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
                                        ("pimc:8:epsilon=2", "probability from 0 to 1"),
+                                       ("pimc:8:own_epsilon=1.1", "probability from 0 to 1"),
                                        ("ismcts:8:epsilon=-0.1", "must be >= 0"),
                                        ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),

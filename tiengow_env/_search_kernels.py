@@ -259,12 +259,13 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
 
 # ----------------------------------------------------------------------------- PIMC
 @njit(cache=True)
-def finish_world(state, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp):
-    """Play ``state`` to the end of the hand: the rollout policy, each decision replaced by a
-    uniformly random legal action with probability ``epsilon``, until at most ``endgame``
-    tiles are left in the hands, then the exact max-n endgame. Returns solver nodes used."""
-    threshold = np.int64(epsilon * EPSILON_UNIT)
+def finish_world(state, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp):
+    """Play ``state`` to the end of the hand: the rollout policy, each decision of seat s
+    replaced by a uniformly random legal action with probability ``epsilons[s]``, until at
+    most ``endgame`` tiles are left in the hands, then the exact max-n endgame. Returns solver
+    nodes used."""
     while state[S_PHASE] != PHASE_OVER and tiles_in_hands(state, rules) > endgame:
+        threshold = np.int64(epsilons[state[S_TO_ACT]] * EPSILON_UNIT)
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
             action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
         else:
@@ -281,7 +282,7 @@ def finish_world(state, policy, epsilon, endgame, face_up, singles, table, rules
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilon, endgame, beta, face_up, singles, table,
+def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilons, endgame, beta, face_up, singles, table,
                 rules, rng, solver, out, out_worlds, out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
@@ -328,7 +329,7 @@ def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilon, 
                 i = alive[j]
                 child[:] = world
                 K.step(child, actions[i], table, rules)
-                nodes += finish_world(child, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch,
+                nodes += finish_world(child, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch,
                                       solver, stamp)
                 sums[i] += weight * chips(child, seat)
                 totals[i] += weight
@@ -388,7 +389,7 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, epsilon, endgame, face_up, singles, table, rules, rng,
+def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, face_up, singles, table, rules, rng,
            links, stats, solver, out_actions, out_visits, out_values):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
@@ -466,7 +467,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilon, endgame
             path[length] = node
             length += 1
         stamp += 1
-        finish_world(world, policy, epsilon, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
+        finish_world(world, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
         for k in range(1, length):
             v = path[k]
             stats[v, F_VISITS] += 1.0

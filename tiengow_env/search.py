@@ -11,7 +11,8 @@ that differ only in tiles hidden from the seat give the same values for the same
   ``expert``, the compiled policies of ``_policy_kernels``); with ``endgame=n`` the rollout
   stops when at most n tiles are left in the hands, and the rest is solved exactly
   (``endgame_values``); with ``epsilon`` each rollout decision is uniformly random with that
-  probability instead. With ``beta > 0`` the worlds are weighted by how likely the other
+  probability instead (``own_epsilon``: a different probability for the searching seat's own
+  rollout decisions). With ``beta > 0`` the worlds are weighted by how likely the other
   seats' discards are under a softened expert (``_search_kernels.discard_log_likelihood``).
   With ``halving=True`` the same number of rollouts is spent by sequential halving: the
   actions still in the race get the new worlds, so the close calls get the most.
@@ -78,7 +79,9 @@ def _workspace(game: Game, workspace: Workspace | None) -> Workspace:
     return workspace
 
 
-def _check(game: Game, policy: str, endgame: int, epsilon: float, **counts: int) -> None:
+def _check(game: Game, policy: str, endgame: int, epsilon: float, own_epsilon: float | None,
+           **counts: int) -> np.ndarray:
+    """Refuse bad search settings; the rollouts' random-action probability of each seat."""
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to search")
     if policy not in POLICIES:
@@ -88,8 +91,13 @@ def _check(game: Game, policy: str, endgame: int, epsilon: float, **counts: int)
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if type(endgame) is not int or endgame < 0:
         raise ValueError(f"endgame must be a number of tiles >= 0, got {endgame!r}")
-    if not 0.0 <= epsilon <= 1.0:  # also refuses nan
-        raise ValueError(f"epsilon must be a probability from 0 to 1, got {epsilon!r}")
+    for name, value in (("epsilon", epsilon), ("own_epsilon", epsilon if own_epsilon is None else own_epsilon)):
+        if not 0.0 <= value <= 1.0:  # also refuses nan
+            raise ValueError(f"{name} must be a probability from 0 to 1, got {value!r}")
+    epsilons = np.full(MAX_SEATS, float(epsilon))
+    if own_epsilon is not None:
+        epsilons[game.to_act] = float(own_epsilon)
+    return epsilons
 
 
 def _rng(seed: int) -> np.ndarray:
@@ -100,22 +108,24 @@ def _rng(seed: int) -> np.ndarray:
 
 def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                 beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
-                epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                epsilon: float = 0.0, own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
     action's mean is over the worlds it was played in."""
-    actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon)
+    actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon,
+                                         own_epsilon=own_epsilon)
     return actions, values
 
 
 def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                  beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
-                 epsilon: float = 0.0, bonus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 epsilon: float = 0.0, bonus: np.ndarray | None = None,
+                 own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
     action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
     order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
     the race, ranked the same way in every round."""
-    _check(game, policy, endgame, epsilon, samples=samples)
+    epsilons = _check(game, policy, endgame, epsilon, own_epsilon, samples=samples)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
     ws = _workspace(game, workspace)
@@ -130,20 +140,20 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), samples, POLICIES[policy],
-                           float(epsilon), endgame, float(beta), game.rules.discards_face_up, ws.singles,
+                           epsilons, endgame, float(beta), game.rules.discards_face_up, ws.singles,
                            game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values, worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
 def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
                   policy: str = "greedy", endgame: int = 0, seed: int = 0, workspace: Workspace | None = None,
-                  epsilon: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  epsilon: float = 0.0, own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
 
     ``exploration`` is UCB1's constant on rewards of chips / ``scale``. Actions the search
     never tried are left out (fewer iterations than legal actions).
     """
-    _check(game, policy, endgame, epsilon, iterations=iterations)
+    epsilons = _check(game, policy, endgame, epsilon, own_epsilon, iterations=iterations)
     if not np.isfinite(exploration) or exploration < 0:
         raise ValueError(f"exploration must be a finite number >= 0, got {exploration!r}")
     if not np.isfinite(scale) or scale <= 0:
@@ -155,7 +165,7 @@ def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, 
     visits = np.zeros(width, dtype=np.float64)
     values = np.zeros(width, dtype=np.float64)
     count = SK.ismcts(game.state, game.to_act, iterations, float(exploration), float(scale), POLICIES[policy],
-                      float(epsilon), endgame, game.rules.discards_face_up, ws.singles, game.combos.table,
+                      epsilons, endgame, game.rules.discards_face_up, ws.singles, game.combos.table,
                       game.combos.rules_array, _rng(seed), links, stats, ws.solver, actions, visits, values)
     order = np.argsort(actions[:count], kind="stable")
     return actions[:count][order], visits[:count][order], values[:count][order]
