@@ -138,7 +138,7 @@ def parse_options(kind: str, argument: str | None, count_name: str,
         if number < 0 or not np.isfinite(number):
             raise ValueError(f"{kind}: {key} must be >= 0, got {key}={value}")
         if key in ("epsilon", "own_epsilon") and number > 1:
-            raise ValueError(f"{kind}: epsilon is a probability from 0 to 1, got {key}={value}")
+            raise ValueError(f"{kind}: {key} is a probability from 0 to 1, got {key}={value}")
         options[key] = number
     return count, options
 
