@@ -1,7 +1,9 @@
 """``champion``: the ``search`` bot's PIMC at a larger budget, guided by the shipped PPO policy.
 
 PIMC (``search``'s configuration: rollouts greedy with a random action at each decision with
-probability epsilon, sequential halving) ranks the legal actions by their mean chips Q(a) over
+probability epsilon, sequential halving; and paired rollouts: every action of a world is finished
+with the same random numbers, so that the comparison of two actions is not drowned in the
+rollouts' own noise) ranks the legal actions by their mean chips Q(a) over
 sampled worlds; the learned policy adds ``weight`` times its log-probability log pi(a), taken
 from the acting seat's observation, to every ranking:
 
@@ -15,8 +17,8 @@ Spec::
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), rollout epsilon (0.5),
         PATH a PPO checkpoint written by ``tiengow train ppo`` (the shipped ``ppo`` model)
 
-``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1``: the ablation without the
-network.
+``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
+without the network.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ class ChampionAgent(SearchAgent):
         super().__init__(rules, seed)
         self.prior = prior
         self.weight = weight
-        self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True)
+        self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True, paired=True)
         self.searcher.workspace = self.workspace
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

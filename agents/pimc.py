@@ -12,6 +12,8 @@ Spec grammar (``agents/base.py`` has the overview)::
       own_epsilon=E                  the same for the searching seat's own rollout decisions (default: epsilon)
       endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never)
       beta=B                         pimc: weight worlds by the others' discards, inverse temperature B (0: uniform)
+      infer=P                        worlds follow the others' discards: a seat that could beat discards with
+                                     probability P (1: no inference; under must_beat_if_able always 0)
       halving=0|1                    pimc: spend the same rollouts by sequential halving over the actions (0)
       c=C                            ismcts: UCB exploration constant on rewards of chips / 20 (1.2)
 
@@ -76,17 +78,18 @@ class PimcAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int = 0, samples: int = DEFAULT_SAMPLES, policy: str = "greedy",
                  endgame: int = 0, beta: float = 0.0, halving: bool = False, epsilon: float = 0.0,
-                 own_epsilon: float | None = None):
+                 own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False):
         super().__init__(rules, seed)
         self.samples, self.policy, self.endgame, self.beta, self.halving = samples, policy, endgame, beta, halving
-        self.epsilon, self.own_epsilon = epsilon, own_epsilon
+        self.epsilon, self.own_epsilon, self.infer, self.paired = epsilon, own_epsilon, infer, paired
 
     def search(self, game: Game, seed: int, bonus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray,
                                                                                        np.ndarray]:
         """``SearchAgent.search``; ``bonus`` (chips per legal action) is added to the means
         the search ranks actions by (``tiengow_env.search.pimc_details``)."""
         actions, chips, _, best = pimc_details(game, self.samples, self.policy, seed, self.endgame, self.beta,
-                                               self.workspace, self.halving, self.epsilon, bonus, self.own_epsilon)
+                                               self.workspace, self.halving, self.epsilon, bonus, self.own_epsilon,
+                                               self.infer, self.paired)
         scores = np.zeros(len(actions))
         scores[best] = 1.0
         return actions, scores, chips
@@ -99,15 +102,15 @@ class IsmctsAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int = 0, iterations: int = DEFAULT_ITERATIONS, policy: str = "greedy",
                  endgame: int = 0, exploration: float = DEFAULT_C, epsilon: float = 0.0,
-                 own_epsilon: float | None = None):
+                 own_epsilon: float | None = None, infer: float = 1.0):
         super().__init__(rules, seed)
         self.iterations, self.policy, self.endgame, self.exploration = iterations, policy, endgame, exploration
-        self.epsilon, self.own_epsilon = epsilon, own_epsilon
+        self.epsilon, self.own_epsilon, self.infer = epsilon, own_epsilon, infer
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         actions, visits, chips = ismcts_values(game, self.iterations, self.exploration, policy=self.policy,
                                                endgame=self.endgame, seed=seed, workspace=self.workspace,
-                                               epsilon=self.epsilon, own_epsilon=self.own_epsilon)
+                                               epsilon=self.epsilon, own_epsilon=self.own_epsilon, infer=self.infer)
         return actions, visits, chips
 
 
@@ -137,7 +140,7 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             raise ValueError(f"{kind}: {key} takes a number, got {key}={value}") from None
         if number < 0 or not np.isfinite(number):
             raise ValueError(f"{kind}: {key} must be >= 0, got {key}={value}")
-        if key in ("epsilon", "own_epsilon") and number > 1:
+        if key in ("epsilon", "own_epsilon", "infer") and number > 1:
             raise ValueError(f"{kind}: {key} is a probability from 0 to 1, got {key}={value}")
         options[key] = number
     return count, options
@@ -153,23 +156,26 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
         return PimcAgent(rules, seed, samples=int(samples), policy=policy)
     count, options = parse_options("pimc", argument, "samples",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int,
-                                    "beta": float, "halving": int})
+                                    "beta": float, "halving": int, "infer": float, "paired": int})
     if options.get("halving", 0) > 1:
         raise ValueError(f"pimc: halving is 0 (every action gets every world) or 1 (sequential halving); "
                          f"got pimc:{argument}")
     return PimcAgent(rules, seed, samples=count or DEFAULT_SAMPLES, policy=options.get("rollout", "greedy"),
                      endgame=options.get("endgame", 0), beta=options.get("beta", 0.0),
                      halving=bool(options.get("halving", 0)), epsilon=options.get("epsilon", 0.0),
-                     own_epsilon=options.get("own_epsilon"))
+                     own_epsilon=options.get("own_epsilon"), infer=options.get("infer", 1.0),
+                     paired=bool(options.get("paired", 0)))
 
 
 def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:
     """``ismcts[:ITERATIONS][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("ismcts", argument, "iterations",
-                                   {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int, "c": float})
+                                   {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int, "c": float,
+                                    "infer": float})
     return IsmctsAgent(rules, seed, iterations=count or DEFAULT_ITERATIONS, policy=options.get("rollout", "greedy"),
                        endgame=options.get("endgame", 0), exploration=options.get("c", DEFAULT_C),
-                       epsilon=options.get("epsilon", 0.0), own_epsilon=options.get("own_epsilon"))
+                       epsilon=options.get("epsilon", 0.0), own_epsilon=options.get("own_epsilon"),
+                       infer=options.get("infer", 1.0))
 
 
 # The strongest search-only configuration measured here at <= 20 ms of CPU per decision (the

@@ -49,6 +49,9 @@ from .layout import (
     S_TABLE,
     S_TO_ACT,
     S_TRICK,
+    T_BEAT_END,
+    T_BEAT_START,
+    T_MASK,
 )
 from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
 
@@ -90,6 +93,42 @@ def deal_world(state, seat, face_up, table, rules, rng, out):
     if state[S_BANKER] != seat and state[S_BANKER_FIRST] >= 0:
         first = banker_first_lead(state)
         out[S_BANKER_FIRST] = K.unbeatable_in_own_eyes(out, first, table, rules) if first >= 0 else 0
+
+
+MAX_DRAWS = 64  # worlds drawn, at most, before one that contradicts the discards is kept anyway
+
+
+@njit(cache=True)
+def beatable_discards(world, events, table, rules):
+    """How many of the other seats' discards ``world`` says were made by a seat that could
+    have beaten. Row e of ``events`` is (seat, the best combination when it discarded, the
+    tiles it has put face up since): in the world that seat then held at least its hand now
+    and those tiles, so the test only ever counts a discard that surely had a beat instead."""
+    count = 0
+    for e in range(events.shape[0]):
+        held = K.canonical(world[S_HAND + events[e, 0]] | events[e, 2])
+        best = events[e, 1]
+        for j in range(table[best, T_BEAT_START], table[best, T_BEAT_END]):
+            if held & table[j, T_MASK] == table[j, T_MASK]:
+                count += 1
+                break
+    return count
+
+
+@njit(cache=True)
+def draw_world(state, seat, events, keep, face_up, table, rules, rng, out):
+    """A world for ``seat`` (``deal_world``) given the others' discards: a world in which v of
+    them had a beat instead is kept with probability ``keep`` ** v, else drawn again (at most
+    ``MAX_DRAWS`` times). That is rejection sampling from the worlds weighted by the likelihood
+    of the discards when a seat that can beat discards with probability ``keep`` [SRB19, with
+    the play reduced to beat or discard]. ``keep`` = 1 draws exactly as ``deal_world``."""
+    for _ in range(MAX_DRAWS):
+        deal_world(state, seat, face_up, table, rules, rng, out)
+        if keep >= 1.0:
+            return
+        v = beatable_discards(out, events, table, rules)
+        if v == 0 or K.rand_below(rng, EPSILON_UNIT) < np.int64(keep ** v * EPSILON_UNIT):
+            return
 
 
 # ----------------------------------------------------------------------------- exact endgame
@@ -282,8 +321,8 @@ def finish_world(state, policy, epsilons, endgame, face_up, singles, table, rule
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilons, endgame, beta, face_up, singles, table,
-                rules, rng, solver, out, out_worlds, out_rounds):
+def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, endgame, beta, events, keep,
+                face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
     played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
@@ -319,14 +358,17 @@ def pimc_values(state, seat, actions, bonus, halving, samples, policy, epsilons,
     for r in range(rounds):
         worlds = max(1, budget // (rounds * live))
         for _ in range(worlds):
-            deal_world(state, seat, face_up, table, rules, rng, world)
+            draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
             log_weight = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
             if np.isnan(first):
                 first = log_weight
             weight = np.exp(log_weight - first)
             stamp += 1
+            start = rng[0]
             for j in range(live):
                 i = alive[j]
+                if paired:
+                    rng[0] = start
                 child[:] = world
                 K.step(child, actions[i], table, rules)
                 nodes += finish_world(child, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch,
@@ -389,8 +431,8 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, face_up, singles, table, rules, rng,
-           links, stats, solver, out_actions, out_visits, out_values):
+def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, events, keep, face_up, singles, table,
+           rules, rng, links, stats, solver, out_actions, out_visits, out_values):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
     Each iteration deals a world consistent with what the seat knows, descends the tree by
@@ -413,7 +455,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgam
     nodes = 1
     stamp = solver[7][0]
     for _ in range(iterations):
-        deal_world(state, seat, face_up, table, rules, rng, world)
+        draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
         node = 0
         length = 0
         path[length] = 0

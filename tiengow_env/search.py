@@ -14,6 +14,10 @@ that differ only in tiles hidden from the seat give the same values for the same
   probability instead (``own_epsilon``: a different probability for the searching seat's own
   rollout decisions). With ``beta > 0`` the worlds are weighted by how likely the other
   seats' discards are under a softened expert (``_search_kernels.discard_log_likelihood``).
+  With ``infer < 1`` the worlds follow the others' discards: a seat that could have beaten
+  but discarded is taken to do so with probability ``infer``, and worlds that say it could
+  are drawn less often (``discard_events``; ``_search_kernels.draw_world``). Under
+  ``must_beat_if_able`` a discard proves there was no beat, whatever ``infer`` says.
   With ``halving=True`` the same number of rollouts is spent by sequential halving: the
   actions still in the race get the new worlds, so the close calls get the most.
 * ``endgame_values(game)``: the exact max-n value of a full (perfect-information) state.
@@ -30,9 +34,9 @@ from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
 from .game import Game
-from .layout import MAX_SEATS, S_LEN
+from .layout import MAX_SEATS, S_LEN, S_UP
 from .rules import RuleSet
-from .tiles import NUM_TYPES
+from .tiles import NUM_TYPES, TYPE_MASK
 
 POLICIES = {name: code for code, name in enumerate(PK.POLICY_NAMES)}
 TABLE_BITS = 15  # transposition-table entries: 2**15 (1 MB of keys), reused across worlds
@@ -100,6 +104,45 @@ def _check(game: Game, policy: str, endgame: int, epsilon: float, own_epsilon: f
     return epsilons
 
 
+def discard_events(game: Game) -> np.ndarray:
+    """What the acting seat knows of the other seats' discards: int64 (E, 3), one row per
+    discard decision (not early death) of another seat, as (seat, the combination id it did
+    not beat, the physical tiles it has put face up since). A seat's hand then held at least
+    those tiles and its hand now. Read from ``game.tricks``, seat, kind and face-up tiles only:
+    the discarded tiles themselves stay hidden."""
+    observer = game.to_act
+    rows = []
+    shown = [[] for _ in range(game.players)]  # tile types each seat put face up before the trick at hand
+    for trick in game.tricks:
+        best = -1
+        for play in trick.plays:
+            if play.kind in ("lead", "beat"):
+                best = game.combos.find(play.types)
+            elif play.kind == "discard" and play.seat != observer and best >= 0:
+                rows.append((play.seat, best, len(shown[play.seat])))
+        for play in trick.plays:
+            if play.kind in ("lead", "beat"):
+                shown[play.seat].extend(play.types)
+    events = np.zeros((len(rows), 3), dtype=np.int64)
+    for e, (seat, best, before) in enumerate(rows):
+        since = int(game.state[S_UP + seat])
+        for t in shown[seat][:before]:  # take away one copy of each type shown by then
+            copies = since & int(TYPE_MASK[t])
+            since &= ~(copies & -copies)
+        events[e] = seat, best, since
+    return events
+
+
+def _inference(game: Game, infer: float) -> tuple[np.ndarray, float]:
+    """(``discard_events``, the probability a world that contradicts one of them is kept)."""
+    if not 0.0 <= infer <= 1.0:  # also refuses nan
+        raise ValueError(f"infer must be a probability from 0 to 1, got {infer!r}")
+    keep = 0.0 if game.rules.must_beat_if_able else float(infer)
+    if keep >= 1.0:
+        return np.zeros((0, 3), dtype=np.int64), 1.0
+    return discard_events(game), keep
+
+
 def _rng(seed: int) -> np.ndarray:
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(int(seed) % 2**64))
@@ -108,19 +151,21 @@ def _rng(seed: int) -> np.ndarray:
 
 def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                 beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
-                epsilon: float = 0.0, own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                epsilon: float = 0.0, own_epsilon: float | None = None,
+                infer: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
     action's mean is over the worlds it was played in."""
     actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon,
-                                         own_epsilon=own_epsilon)
+                                         own_epsilon=own_epsilon, infer=infer)
     return actions, values
 
 
 def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                  beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
                  epsilon: float = 0.0, bonus: np.ndarray | None = None,
-                 own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 own_epsilon: float | None = None, infer: float = 1.0,
+                 paired: bool = False) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
     action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
     order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
@@ -128,6 +173,7 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     epsilons = _check(game, policy, endgame, epsilon, own_epsilon, samples=samples)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+    events, keep = _inference(game, infer)
     ws = _workspace(game, workspace)
     actions = np.array(game.legal_actions(), dtype=np.int64)
     if bonus is None:
@@ -139,15 +185,16 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     values = np.zeros(len(actions), dtype=np.float64)
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), samples, POLICIES[policy],
-                           epsilons, endgame, float(beta), game.rules.discards_face_up, ws.singles,
+    nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples, POLICIES[policy],
+                           epsilons, endgame, float(beta), events, keep, game.rules.discards_face_up, ws.singles,
                            game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values, worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
 def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
                   policy: str = "greedy", endgame: int = 0, seed: int = 0, workspace: Workspace | None = None,
-                  epsilon: float = 0.0, own_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  epsilon: float = 0.0, own_epsilon: float | None = None,
+                  infer: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
 
     ``exploration`` is UCB1's constant on rewards of chips / ``scale``. Actions the search
@@ -158,6 +205,7 @@ def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, 
         raise ValueError(f"exploration must be a finite number >= 0, got {exploration!r}")
     if not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale must be a positive number of chips, got {scale!r}")
+    events, keep = _inference(game, infer)
     ws = _workspace(game, workspace)
     links, stats = ws.tree(iterations)
     width = game.combos.num_actions
@@ -165,7 +213,7 @@ def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, 
     visits = np.zeros(width, dtype=np.float64)
     values = np.zeros(width, dtype=np.float64)
     count = SK.ismcts(game.state, game.to_act, iterations, float(exploration), float(scale), POLICIES[policy],
-                      epsilons, endgame, game.rules.discards_face_up, ws.singles, game.combos.table,
+                      epsilons, endgame, events, keep, game.rules.discards_face_up, ws.singles, game.combos.table,
                       game.combos.rules_array, _rng(seed), links, stats, ws.solver, actions, visits, values)
     order = np.argsort(actions[:count], kind="stable")
     return actions[:count][order], visits[:count][order], values[:count][order]
