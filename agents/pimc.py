@@ -15,6 +15,7 @@ Spec grammar (``agents/base.py`` has the overview)::
       infer=P                        worlds follow the others' discards: a seat that could beat discards with
                                      probability P (1: no inference; under must_beat_if_able always 0)
       halving=0|1                    pimc: spend the same rollouts by sequential halving over the actions (0)
+      paired=0|1                     pimc: finish every action of a world with the same random numbers (0)
       c=C                            ismcts: UCB exploration constant on rewards of chips / 20 (1.2)
 
 ``pimc:64,random`` (samples, then the rollout policy after a comma) still works. With one
@@ -160,6 +161,9 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
     if options.get("halving", 0) > 1:
         raise ValueError(f"pimc: halving is 0 (every action gets every world) or 1 (sequential halving); "
                          f"got pimc:{argument}")
+    if options.get("paired", 0) > 1:
+        raise ValueError(f"pimc: paired is 0 (each rollout draws its own random numbers) or 1 (the actions of a "
+                         f"world share them); got pimc:{argument}")
     return PimcAgent(rules, seed, samples=count or DEFAULT_SAMPLES, policy=options.get("rollout", "greedy"),
                      endgame=options.get("endgame", 0), beta=options.get("beta", 0.0),
                      halving=bool(options.get("halving", 0)), epsilon=options.get("epsilon", 0.0),

@@ -13,7 +13,7 @@ from tiengow.agents.base import make_agent
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game
-from tiengow_env.layout import S_ACTED, S_COLS, S_DOWN
+from tiengow_env.layout import S_ACTED, S_COLS, S_DOWN, S_OWED, S_UP
 from tiengow_env.reference import RefGame
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, mask_types
@@ -90,7 +90,8 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 # ============================================================================ hidden information
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
-                "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8"]
+                "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
+                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0"]
 
 
 def decision_points(count: int, seed: int):
@@ -178,9 +179,9 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     values = np.zeros(len(actions))
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, 40, S.POLICIES["greedy"],
-                   np.zeros(S.MAX_SEATS), 0, 0.0, False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values,
-                   worlds, rounds)
+    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, False, 40, S.POLICIES["greedy"],
+                   np.zeros(S.MAX_SEATS), 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, False, ws.singles,
+                   many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds, rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
     assert list(rounds).count(rounds[best]) == 1 and worlds[best] == worlds.max()
@@ -216,6 +217,110 @@ def test_own_epsilon_sets_the_searching_seats_rollout_decisions_apart():
     assert make_agent("ismcts:8:own_epsilon=0.25").own_epsilon == 0.25
 
 
+# ============================================================================ paired rollouts
+def test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison():
+    """With epsilon 0 the rollouts draw no random numbers, so pairing them changes nothing.
+    With epsilon 0.5 every action of a world is finished with the same random numbers, so the
+    gap between two actions varies less from seed to seed than with independent rollouts."""
+    game = next(g for g in decision_points(20, seed=3) if len(g.legal_actions()) >= 2)
+    np.testing.assert_array_equal(S.pimc_values(game, 24, seed=2)[1], S.pimc_values(game, 24, seed=2, paired=True)[1])
+    gaps = {paired: [np.subtract(*S.pimc_values(game, 16, seed=k, epsilon=0.5, paired=paired)[1][:2])
+                     for k in range(40)] for paired in (False, True)}
+    assert np.var(gaps[True]) < 0.7 * np.var(gaps[False])
+    assert make_agent("pimc:8:paired=1").paired and not make_agent("pimc:8").paired
+
+
+# ============================================================================ discard inference
+def random_play_with_discards(seed: int, rules: RuleSet):
+    """A random game (a seat that can beat discards half the time), and for each discard
+    decision of it, whether the seat could have beaten: (game at the end of play, [(game
+    before the next decision, could beat)...])."""
+    rng = np.random.default_rng(seed)
+    game = Game(seed=seed, rules=rules)
+    C = game.combos.num_combos
+    seen = []
+    while not game.is_over:
+        legal = game.legal_actions()
+        beats = [a for a in legal if a < C]
+        discards = [a for a in legal if a >= C]
+        pool = beats if beats and (not discards or rng.random() < 0.5) else discards or legal
+        action = int(pool[int(rng.integers(len(pool)))])
+        fresh_discard = game.phase == "follow" and action >= C and game.state[S_OWED] == 0
+        could_beat = bool(beats)
+        game.step(action)
+        if fresh_discard:
+            seen.append(could_beat)
+        if not game.is_over:
+            yield game.clone(), list(seen)
+
+
+def test_discard_events_read_only_public_facts_and_bound_the_hand_from_below():
+    """Each row names another seat's discard decision (in play order, early death left out),
+    the combination it did not beat, and tiles that seat surely held then; a true state counts
+    a row as beatable only when the seat could in fact have beaten."""
+    rules = RuleSet.from_spec("standard")
+    checked = 0
+    for seed in range(6):
+        for game, could_beat in random_play_with_discards(seed, rules):
+            events = S.discard_events(game, every=True)
+            observer = game.to_act
+            plays = [p for t in game.tricks for p in t.plays if p.kind == "discard" and p.seat != observer]
+            assert [int(e[0]) for e in events] == [p.seat for p in plays]
+            for e in events:
+                assert int(e[2]) & ~int(game.state[S_UP + int(e[0])]) == 0  # tiles it has put face up
+            truths = []  # could each of these seats beat, in play order?
+            others = iter(could_beat)
+            for t in game.tricks:
+                for p in t.plays:
+                    if p.kind == "discard":
+                        truth = next(others)
+                        if p.seat != observer:
+                            truths.append(truth)
+            for row, truth in zip(events, truths):
+                counted = SK.beatable_discards(game.state, row[None], game.combos.table, game.combos.rules_array)
+                assert counted <= truth
+                checked += counted
+            other = game.clone()  # the same game with the hidden tiles dealt again: the same rows
+            rng = S._rng(seed)
+            SK.deal_world(game.state, observer, False, game.combos.table, game.combos.rules_array, rng, other.state)
+            np.testing.assert_array_equal(S.discard_events(other, every=True), events)
+            table = game.combos.table
+            agreed = [tuple(e) for e in events if SK.beatable_discards(np.zeros_like(game.state), e[None], table,
+                                                                       game.combos.rules_array)]
+            assert [tuple(e) for e in events if tuple(e) not in agreed] == [tuple(e) for e in S.discard_events(game)]
+    assert checked > 10  # the test did meet discards that the true hand shows had a beat
+
+
+def test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts():
+    rules = RuleSet.from_spec("standard")
+    game = next(g for g, _ in random_play_with_discards(1, rules) if len(S.discard_events(g)) >= 3)
+    events = S.discard_events(game)
+    table, rules_array = game.combos.table, game.combos.rules_array
+    world = np.zeros_like(game.state)
+
+    def contradicted(keep: float) -> float:
+        rng = S._rng(7)
+        total = 0
+        for _ in range(300):
+            SK.draw_world(game.state, game.to_act, events, keep, False, table, rules_array, rng, world)
+            total += SK.beatable_discards(world, events, table, rules_array)
+        return total / 300
+
+    uniform, some, none = contradicted(1.0), contradicted(0.3), contradicted(0.0)
+    assert uniform > 0.2 and some < 0.8 * uniform and none == 0
+    rng, other = S._rng(7), S._rng(7)
+    SK.draw_world(game.state, game.to_act, events, 1.0, False, table, rules_array, rng, world)
+    plain = world.copy()
+    SK.deal_world(game.state, game.to_act, False, table, rules_array, other, world)
+    np.testing.assert_array_equal(plain, world)  # keep = 1 is the plain draw
+    assert S._inference(game, 1.0)[1] == 1.0 and len(S._inference(game, 1.0)[0]) == 0
+    strict = Game(seed=0, rules=RuleSet.from_spec({"must_beat_if_able": True}))
+    assert S._inference(strict, 1.0)[1] == 0.0
+    with pytest.raises(ValueError, match="infer must be a probability from 0 to 1"):
+        S.pimc_values(game, 8, infer=2.0)
+    assert make_agent("pimc:8:infer=0.25").infer == 0.25 and make_agent("ismcts:8:infer=0").infer == 0
+
+
 # ============================================================================ champion
 def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
     from tiengow.agents.ppo import make_ppo_agent
@@ -225,13 +330,13 @@ def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
         explained = prior.explain(observation, mask)
         probabilities = dict(zip(explained["actions"], explained["values"]))
         bonus = 2 * np.log([probabilities[a] for a in game.legal_actions()])
-        expected = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus)
+        expected = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
         actions, scores, chips = make_agent("champion:16:weight=2").search(game, 40 + k)
         np.testing.assert_array_equal(actions, expected[0])
         np.testing.assert_array_equal(chips, expected[1])
         assert int(np.argmax(scores)) == expected[3]
         unguided = make_agent("champion:16:weight=0").search(game, 40 + k)
-        plain = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True)
+        plain = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, paired=True)
         assert int(np.argmax(unguided[1])) == plain[3]
 
 
@@ -290,8 +395,9 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
                                        ("pimc:8:epsilon=2", "probability from 0 to 1"),
                                        ("pimc:8:own_epsilon=1.1", "probability from 0 to 1"),
+                                       ("pimc:8:infer=1.5", "probability from 0 to 1"),
                                        ("ismcts:8:epsilon=-0.1", "must be >= 0"),
-                                       ("pimc:8:halving=2", "halving is 0"), ("ismcts:8:halving=1", "unknown option"),
+                                       ("pimc:8:halving=2", "halving is 0"), ("pimc:8:paired=2", "paired is 0"), ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),

@@ -20,6 +20,8 @@ that differ only in tiles hidden from the seat give the same values for the same
   ``must_beat_if_able`` a discard proves there was no beat, whatever ``infer`` says.
   With ``halving=True`` the same number of rollouts is spent by sequential halving: the
   actions still in the race get the new worlds, so the close calls get the most.
+  With ``paired=True`` every action of a world is finished with the same random numbers
+  (common random numbers), so the rollouts' own noise largely cancels in the comparison.
 * ``endgame_values(game)``: the exact max-n value of a full (perfect-information) state.
 * ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
 
@@ -34,7 +36,7 @@ from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
 from .game import Game
-from .layout import MAX_SEATS, S_LEN, S_UP
+from .layout import MAX_SEATS, S_LEN, S_UP, T_BEAT_END, T_BEAT_START, T_MASK
 from .rules import RuleSet
 from .tiles import NUM_TYPES, TYPE_MASK
 
@@ -104,13 +106,14 @@ def _check(game: Game, policy: str, endgame: int, epsilon: float, own_epsilon: f
     return epsilons
 
 
-def discard_events(game: Game) -> np.ndarray:
+def discard_events(game: Game, every: bool = False) -> np.ndarray:
     """What the acting seat knows of the other seats' discards: int64 (E, 3), one row per
-    discard decision (not early death) of another seat, as (seat, the combination id it did
-    not beat, the physical tiles it has put face up since). A seat's hand then held at least
-    those tiles and its hand now. Read from ``game.tricks``, seat, kind and face-up tiles only:
-    the discarded tiles themselves stay hidden."""
-    observer = game.to_act
+    discard decision (not early death) of another seat, in play order, as (seat, the
+    combination id it did not beat, the physical tiles it has put face up since). The seat's
+    hand then held at least those tiles and its hand now. Unless ``every``, a discard that
+    those tiles alone could have beaten is left out: every world agrees on it. Read from
+    ``game.tricks``, seat, kind and face-up tiles only: the discarded tiles stay hidden."""
+    observer, table = game.to_act, game.combos.table
     rows = []
     shown = [[] for _ in range(game.players)]  # tile types each seat put face up before the trick at hand
     for trick in game.tricks:
@@ -123,14 +126,16 @@ def discard_events(game: Game) -> np.ndarray:
         for play in trick.plays:
             if play.kind in ("lead", "beat"):
                 shown[play.seat].extend(play.types)
-    events = np.zeros((len(rows), 3), dtype=np.int64)
-    for e, (seat, best, before) in enumerate(rows):
+    events = []
+    for seat, best, before in rows:
         since = int(game.state[S_UP + seat])
         for t in shown[seat][:before]:  # take away one copy of each type shown by then
             copies = since & int(TYPE_MASK[t])
             since &= ~(copies & -copies)
-        events[e] = seat, best, since
-    return events
+        beats = table[table[best, T_BEAT_START]:table[best, T_BEAT_END], T_MASK]
+        if every or not np.any(int(K.canonical(np.int64(since))) & beats == beats):
+            events.append((seat, best, since))
+    return np.array(events, dtype=np.int64).reshape(-1, 3)
 
 
 def _inference(game: Game, infer: float) -> tuple[np.ndarray, float]:
@@ -151,13 +156,13 @@ def _rng(seed: int) -> np.ndarray:
 
 def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                 beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
-                epsilon: float = 0.0, own_epsilon: float | None = None,
-                infer: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+                epsilon: float = 0.0, own_epsilon: float | None = None, infer: float = 1.0,
+                paired: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
     action's mean is over the worlds it was played in."""
     actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon,
-                                         own_epsilon=own_epsilon, infer=infer)
+                                         own_epsilon=own_epsilon, infer=infer, paired=paired)
     return actions, values
 
 
