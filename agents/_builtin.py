@@ -50,14 +50,14 @@ def _ppo(argument, rules, seed):
 
 @register("pimc", kind="search", usage="pimc[:SAMPLES][:KEY=VALUE]...",
           description="determinized search, SAMPLES worlds (32); "
-                      "keys rollout, epsilon, own_epsilon, endgame, beta, halving")
+                      "keys rollout, epsilon, own_epsilon, endgame, beta, halving, paired, infer")
 def _pimc(argument, rules, seed):
     from .pimc import make_pimc
     return make_pimc(argument, rules, seed)
 
 
 @register("ismcts", kind="search", usage="ismcts[:ITERATIONS][:KEY=VALUE]...",
-          description="information-set MCTS, ITERATIONS (1000); keys rollout, epsilon, own_epsilon, endgame, c")
+          description="information-set MCTS, ITERATIONS (1000); keys rollout, epsilon, own_epsilon, endgame, c, infer")
 def _ismcts(argument, rules, seed):
     from .pimc import make_ismcts
     return make_ismcts(argument, rules, seed)

@@ -11,7 +11,8 @@ Specs, resolved in this order (``tiengow agents`` lists them):
    ``pimc:64``, ``cfr:PATH``, ``ppo:PATH``, ...; the search bots (grammar in ``agents/pimc.py``)
    take ``pimc[:SAMPLES][:KEY=VALUE]...``, ``ismcts[:ITERATIONS][:KEY=VALUE]...`` and
    ``search[:BUDGET]``, keys ``rollout=random|greedy|expert``, ``epsilon=E``, ``own_epsilon=E``,
-   ``endgame=TILES``, ``beta=B`` and ``halving=1`` (pimc), ``c=C`` (ismcts): ``pimc:256:rollout=expert``;
+   ``endgame=TILES``, ``infer=P``, ``beta=B``, ``halving=1`` and ``paired=1`` (pimc), ``c=C``
+   (ismcts): ``pimc:256:rollout=expert``;
    ``pimc:64,random`` still works; ``champion[:SAMPLES][:KEY=VALUE]...`` (``agents/champion.py``);
 2. the name of an installed plugin: an entry point in the group ``tiengow.agents`` (in a
    package's pyproject: ``[project.entry-points."tiengow.agents"] mybot = "mypkg.bots:make"``);

@@ -112,7 +112,9 @@ def discard_events(game: Game, every: bool = False) -> np.ndarray:
     combination id it did not beat, the physical tiles it has put face up since). The seat's
     hand then held at least those tiles and its hand now. Unless ``every``, a discard that
     those tiles alone could have beaten is left out: every world agrees on it. Read from
-    ``game.tricks``, seat, kind and face-up tiles only: the discarded tiles stay hidden."""
+    ``game.tricks``, seat, kind and face-up tiles only: the discarded tiles stay hidden. A
+    ``Game`` whose state was set from outside (as the vector env's and the trainers' copies
+    are) has no tricks before that point, so there is nothing to infer from them."""
     observer, table = game.to_act, game.combos.table
     rows = []
     shown = [[] for _ in range(game.players)]  # tile types each seat put face up before the trick at hand
