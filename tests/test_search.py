@@ -435,6 +435,9 @@ def test_explain_gives_a_value_per_searched_action():
 @pytest.mark.parametrize("target", [
     "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
     "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
+    "test_search.py::test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts",
+    pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
+                 marks=pytest.mark.slow),
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),
     pytest.param("test_search.py::test_searches_read_no_hidden_tiles[pimc:8:rollout=expert:endgame=6:beta=1.5]",
                  marks=pytest.mark.slow),
