@@ -232,9 +232,9 @@ def test_paired_rollouts_change_nothing_without_randomness_and_steady_the_compar
 
 # ============================================================================ discard inference
 def random_play_with_discards(seed: int, rules: RuleSet):
-    """A random game (a seat that can beat discards half the time), and for each discard
-    decision of it, whether the seat could have beaten: (game at the end of play, [(game
-    before the next decision, could beat)...])."""
+    """A random game (a seat that can beat discards half the time): before each decision, a
+    copy of the game and, for every discard decision so far in play order, whether that seat
+    could have beaten."""
     rng = np.random.default_rng(seed)
     game = Game(seed=seed, rules=rules)
     C = game.combos.num_combos
@@ -316,6 +316,8 @@ def test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts
     assert S._inference(game, 1.0)[1] == 1.0 and len(S._inference(game, 1.0)[0]) == 0
     strict = Game(seed=0, rules=RuleSet.from_spec({"must_beat_if_able": True}))
     assert S._inference(strict, 1.0)[1] == 0.0
+    worlds, _ = S.sample_worlds(game, 50, seed=3, infer=0.0)  # the public sampler draws as the searches do
+    assert all(SK.beatable_discards(w, events, table, rules_array) == 0 for w in worlds)
     with pytest.raises(ValueError, match="infer must be a probability from 0 to 1"):
         S.pimc_values(game, 8, infer=2.0)
     assert make_agent("pimc:8:infer=0.25").infer == 0.25 and make_agent("ismcts:8:infer=0").infer == 0
@@ -397,7 +399,8 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("pimc:8:own_epsilon=1.1", "probability from 0 to 1"),
                                        ("pimc:8:infer=1.5", "probability from 0 to 1"),
                                        ("ismcts:8:epsilon=-0.1", "must be >= 0"),
-                                       ("pimc:8:halving=2", "halving is 0"), ("pimc:8:paired=2", "paired is 0"), ("ismcts:8:halving=1", "unknown option"),
+                                       ("pimc:8:halving=2", "halving is 0"), ("pimc:8:paired=2", "paired is 0"),
+                                       ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),

@@ -117,17 +117,15 @@ def discard_events(game: Game, every: bool = False) -> np.ndarray:
     are) has no tricks before that point, so there is nothing to infer from them."""
     observer, table = game.to_act, game.combos.table
     rows = []
-    shown = [[] for _ in range(game.players)]  # tile types each seat put face up before the trick at hand
+    shown = [[] for _ in range(game.players)]  # tile types each seat has put face up so far
     for trick in game.tricks:
         best = -1
-        for play in trick.plays:
+        for play in trick.plays:  # a seat plays once a trick: what it showed came before its discard
             if play.kind in ("lead", "beat"):
                 best = game.combos.find(play.types)
+                shown[play.seat].extend(play.types)
             elif play.kind == "discard" and play.seat != observer and best >= 0:
                 rows.append((play.seat, best, len(shown[play.seat])))
-        for play in trick.plays:
-            if play.kind in ("lead", "beat"):
-                shown[play.seat].extend(play.types)
     events = []
     for seat, best, before in rows:
         since = int(game.state[S_UP + seat])
@@ -243,20 +241,22 @@ def endgame_values(game: Game, workspace: Workspace | None = None) -> tuple[np.n
 
 
 def sample_worlds(game: Game, samples: int, beta: float = 0.0, seed: int = 0,
-                  workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  workspace: Workspace | None = None, infer: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """(``samples`` worlds as states (samples, S_LEN), their normalised weights).
 
     Uniform weights with ``beta = 0``; else each world's weight is proportional to the
-    likelihood of the other seats' face-down tiles under the softened expert.
+    likelihood of the other seats' face-down tiles under the softened expert. The worlds are
+    drawn as the searches draw them (``infer``, and the hard fact of ``must_beat_if_able``).
     """
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to sample")
+    events, keep = _inference(game, infer)
     ws = _workspace(game, workspace)
     rng = _rng(seed)
     worlds = np.zeros((samples, S_LEN), dtype=np.int64)
     log_weights = np.zeros(samples, dtype=np.float64)
     for i in range(samples):
-        SK.deal_world(game.state, game.to_act, game.rules.discards_face_up, game.combos.table,
+        SK.draw_world(game.state, game.to_act, events, keep, game.rules.discards_face_up, game.combos.table,
                       game.combos.rules_array, rng, worlds[i])
         if beta > 0:
             log_weights[i] = SK.discard_log_likelihood(worlds[i], game.to_act, float(beta), ws.singles,
