@@ -23,9 +23,11 @@ without the network.
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
+from tiengow_env.search import lookahead_values
 
 from .pimc import PimcAgent, SearchAgent, parse_options
 from .ppo import PpoAgent, make_ppo_agent
@@ -33,6 +35,8 @@ from .ppo import PpoAgent, make_ppo_agent
 DEFAULT_SAMPLES = 2200
 DEFAULT_WEIGHT = 0.25
 DEFAULT_EPSILON = 0.5
+DEFAULT_VALUE = 0.0
+DEFAULT_WORLDS = 64
 
 
 class ChampionAgent(SearchAgent):
@@ -42,25 +46,51 @@ class ChampionAgent(SearchAgent):
     name = "champion"
 
     def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, samples: int = DEFAULT_SAMPLES,
-                 weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON):
+                 weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
+                 worlds: int = DEFAULT_WORLDS):
         super().__init__(rules, seed)
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
+                             f"including) 1; got value={value}")
+        if type(worlds) is not int or worlds < 1:
+            raise ValueError(f"champion: worlds is a positive number of lookahead worlds; got worlds={worlds}")
+        if value > 0 and prior.value_head is None:
+            raise ValueError("champion: value > 0 needs a prior with a value head; this checkpoint has none")
         self.prior = prior
-        self.weight = weight
+        self.weight, self.value, self.worlds = weight, value, worlds
+        self.threads = ThreadpoolController()  # the network's products on one core: the budget is per core
         self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True, paired=True)
         self.searcher.workspace = self.workspace
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        with self.threads.limit(limits=1, user_api="blas"):
+            return self._search(game, seed)
+
+    def _search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         observation, mask = game.observe()
         logits = self.prior.logits(observation[None], mask[None])[0].astype(np.float64)
         actions = np.array(game.legal_actions())  # the order the search's bonus takes
         top = logits[actions].max()
         log_pi = logits[actions] - top - np.log(np.exp(logits[actions] - top).sum())
-        return self.searcher.search(game, seed, bonus=self.weight * log_pi)
+        looked = np.zeros(len(actions))
+        if self.value > 0:
+            _, looked = lookahead_values(game, self.worlds, self._policy, self.prior.values, seed, self.workspace)
+        share = self.value  # the ranking (1 - share) Q + share L + weight log pi, scaled to Q + bonus
+        actions, scores, chips = self.searcher.search(game, seed, bonus=(share * looked + self.weight * log_pi)
+                                                      / (1.0 - share))
+        return actions, scores, (1.0 - share) * chips + share * looked
+
+    def _policy(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The other seats' play in the lookahead: actions sampled from the prior's policy."""
+        logits = self.prior.logits(observations, masks)
+        return np.argmax(logits - np.log(-np.log(rng.random(logits.shape).clip(1e-20, 1.0))), axis=1)
 
 
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
     """``champion[:SAMPLES][:KEY=VALUE]...`` (module docstring)."""
-    count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float, "prior": str})
+    count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float, "prior": str,
+                                                                     "value": float, "worlds": int})
     prior = make_ppo_agent(options.get("prior"), rules, seed)
     return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
-                         weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON))
+                         weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON),
+                         value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS))

@@ -15,7 +15,7 @@ picks one.
 | ``input_scale``            | (D,)               | per-feature factor on the observation            |
 | ``trunk.{2k}.weight/bias`` | (H, in), (H,)      | hidden layer k (ReLU), k = 0 .. layers - 1       |
 | ``policy.weight/bias``     | (A, H), (A,)       | policy logits (masked before the softmax)        |
-| ``value.weight/bias``      | (1, H), (1,)       | value head (training only)                       |
+| ``value.weight/bias``      | (1, H), (1,)       | value head: chips still to come, x reward_scale   |
 
 Training checkpoints add the optimiser, RNG, env and pool state; an exported policy has none.
 Only ``read_checkpoint`` imports torch (to read the file): ``import tiengow_env`` never does.
@@ -79,47 +79,68 @@ def read_checkpoint(path: str) -> dict:
     return data
 
 
-def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]],
+                                                                 tuple[np.ndarray, np.ndarray] | None]:
     """The playing part of a checkpoint's network as numpy arrays: (input scale, [(weight, bias)
-    of each hidden layer, then of the policy head]). ValueError if the weights do not fit its
-    config (``layers`` hidden layers of width ``hidden``, the observation and actions of its rules)."""
+    of each hidden layer, then of the policy head], (weight, bias) of the value head or None if
+    the file has none). ValueError if the weights do not fit its config (``layers`` hidden layers
+    of width ``hidden``, the observation and actions of its rules)."""
     config, model = data["config"], data["model"]
     names = [f"trunk.{2 * k}" for k in range(int(config.get("layers", 0)))] + ["policy"]
     try:
         scale = model["input_scale"].numpy().copy()
         layers = [(model[f"{name}.weight"].numpy().copy(), model[f"{name}.bias"].numpy().copy()) for name in names]
+        value = None
+        if "value.weight" in model:
+            value = (model["value.weight"].numpy().copy(), model["value.bias"].numpy().copy())
         rules = RuleSet.from_spec(config["rules"])
     except (KeyError, AttributeError, ValueError) as err:
         raise ValueError(f"{path}: the model weights do not fit its config (missing or bad entry: {err})") from None
     widths = [scale.shape[0]] + [int(config["hidden"])] * (len(names) - 1) + [table_for(rules).num_actions]
     expected = [(widths[k + 1], widths[k]) for k in range(len(names))]
     if scale.shape != (ObservationLayout(rules.players, rules.hand_size).size,) \
-            or [w.shape for w, _ in layers] != expected or any(b.shape != (w.shape[0],) for w, b in layers):
+            or [w.shape for w, _ in layers] != expected or any(b.shape != (w.shape[0],) for w, b in layers) \
+            or (value is not None and (value[0].shape != (1, widths[-2]) or value[1].shape != (1,))):
         raise ValueError(f"{path}: the model weights do not fit its config (layer shapes "
-                         f"{[w.shape for w, _ in layers]}, expected {expected})")
-    return scale, layers
+                         f"{[w.shape for w, _ in layers]}, expected {expected}; value head (1, {widths[-2]}))")
+    return scale, layers, value
 
 
 class PpoAgent(Agent):
-    """A masked MLP policy: ``layers`` (weight (out, in), bias) pairs, the last being the policy head."""
+    """A masked MLP policy: ``layers`` (weight (out, in), bias) pairs, the last being the policy
+    head, and the value head ``value`` beside it (None if the checkpoint has none)."""
 
     name = "ppo"
     trained_rules: RuleSet | None = None  # the rules the checkpoint was trained on
 
     def __init__(self, rules: RuleSet, seed: int, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
-                 sample: bool = False):
+                 sample: bool = False, value: tuple[np.ndarray, np.ndarray] | None = None,
+                 reward_scale: float = 1.0):
         super().__init__(rules, seed)
         self.scale = scale
         self.layers = layers
         self.sample = sample
+        self.value_head = value
+        self.reward_scale = reward_scale
 
-    def logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Masked logits (illegal actions at -inf) for a batch (N, D) of observations."""
+    def _trunk(self, observations: np.ndarray) -> np.ndarray:
         hidden = np.asarray(observations, dtype=np.float32) * self.scale
         for weight, bias in self.layers[:-1]:
             hidden = np.maximum(hidden @ weight.T + bias, 0.0)
+        return hidden
+
+    def logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Masked logits (illegal actions at -inf) for a batch (N, D) of observations."""
         weight, bias = self.layers[-1]
-        return np.where(np.asarray(masks, dtype=bool), hidden @ weight.T + bias, -np.inf)
+        return np.where(np.asarray(masks, dtype=bool), self._trunk(observations) @ weight.T + bias, -np.inf)
+
+    def values(self, observations: np.ndarray) -> np.ndarray:
+        """The value head for a batch (N, D) of observations: the chips still to come in the
+        hand for the seat that observes, as trained (the returns divided by the reward scale)."""
+        if self.value_head is None:
+            raise ValueError("this PPO checkpoint has no value head (model entries value.weight and value.bias)")
+        weight, bias = self.value_head
+        return (self._trunk(observations) @ weight.T + bias)[:, 0] / self.reward_scale
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         logits = self.logits(observations, masks)
@@ -140,10 +161,10 @@ class PpoAgent(Agent):
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]],
+                                           tuple[np.ndarray, np.ndarray] | None]:
     data = read_checkpoint(path)
-    scale, layers = policy_layers(data, path)
-    return dict(data["config"]), scale, layers
+    return (dict(data["config"]),) + policy_layers(data, path)
 
 
 def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAgent:
@@ -161,7 +182,7 @@ def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAg
     if not os.path.exists(path):
         raise ValueError(f"PPO checkpoint {path} does not exist; expected a .pt written by tiengow train ppo"
                          + ("" if argument else " (the shipped model is missing: reinstall, or give ppo:PATH)"))
-    config, scale, layers = _load(os.path.abspath(path), os.path.getmtime(path))
+    config, scale, layers, value = _load(os.path.abspath(path), os.path.getmtime(path))
     rules = RuleSet.from_spec(rules)
     trained = RuleSet.from_spec(config["rules"])
     layout = ObservationLayout(rules.players, rules.hand_size)
@@ -169,7 +190,11 @@ def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAg
         raise ValueError(f"{path} was trained on rules {trained.name!r} (observation {layers[0][0].shape[1]}, "
                          f"{layers[-1][0].shape[0]} actions); these rules ({rules.name}) need observation "
                          f"{layout.size} and {table_for(rules).num_actions} actions")
-    agent = PpoAgent(rules, seed, scale, layers, sample=sample)
+    reward_scale = config.get("reward_scale", 1.0)
+    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0 \
+            or not np.isfinite(reward_scale):
+        raise ValueError(f"{path}: the config's reward_scale must be a positive number, got {reward_scale!r}")
+    agent = PpoAgent(rules, seed, scale, layers, sample=sample, value=value, reward_scale=float(reward_scale))
     agent.trained_rules = trained  # the play UI warns when the table's rules differ
     return agent
 

@@ -91,7 +91,7 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
                 "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
-                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0"]
+                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8"]
 
 
 def decision_points(count: int, seed: int):
@@ -353,6 +353,79 @@ def test_a_bonus_that_dwarfs_the_values_decides():
         S.pimc_details(game, 8, bonus=np.zeros(1))
 
 
+def first_legal(observations, masks, rng):
+    return np.argmax(masks, axis=1)
+
+
+def test_lookahead_plays_each_action_then_the_others_until_the_seat_acts_again():
+    for k, game in enumerate(decision_points(5, seed=21)):
+        seat = game.to_act
+        valued = []
+
+        def value(observations, valued=valued):
+            valued.append(observations.copy())
+            return np.full(len(observations), 10.0)
+
+        actions, looked = S.lookahead_values(game, 6, first_legal, value, seed=k)
+        worlds, _ = S.sample_worlds(game, 6, seed=k)
+        expected, rows = np.zeros(len(actions)), []
+        for world in worlds:
+            for i, action in enumerate(actions):
+                other = game.clone()
+                other.state[:] = world
+                other.step(int(action))
+                while not other.is_over and other.to_act != seat:
+                    other.step(min(other.legal_actions()))
+                expected[i] += other.state[SK.S_BONUS + seat] + other.state[SK.S_SETTLE + seat]
+                if not other.is_over:
+                    expected[i] += 10.0
+                    rows.append(other.observe(seat)[0])
+        np.testing.assert_allclose(looked, expected / len(worlds))
+        np.testing.assert_array_equal(np.concatenate(valued) if valued else np.zeros((0, len(rows[0]))),
+                                      np.array(rows).reshape(-1, len(rows[0])))
+
+
+def test_lookahead_refuses_bad_input_with_a_reason():
+    game = decision_points(1, seed=3)[0]
+    zero = lambda observations: np.zeros(len(observations))  # noqa: E731
+    with pytest.raises(ValueError, match="positive integer"):
+        S.lookahead_values(game, 0, first_legal, zero)
+    with pytest.raises(ValueError, match="one legal action per observation"):
+        S.lookahead_values(game, 4, lambda o, m, r: np.argmin(m, axis=1), zero)
+    over = Game(seed=1)
+    while not over.is_over:
+        over.step(over.legal_actions()[0])
+    with pytest.raises(ValueError, match="nothing to search"):
+        S.lookahead_values(over, 4, first_legal, zero)
+
+
+def test_champion_with_a_value_share_ranks_by_the_mix_of_rollouts_and_lookahead():
+    bot = make_agent("champion:16:weight=1:value=0.4:worlds=8")
+    for k, game in enumerate(decision_points(4, seed=8)):
+        observation, mask = game.observe()
+        explained = bot.prior.explain(observation, mask)
+        probabilities = dict(zip(explained["actions"], explained["values"]))
+        log_pi = np.log([probabilities[a] for a in game.legal_actions()])
+        _, looked = S.lookahead_values(game, 8, bot._policy, bot.prior.values, 30 + k)
+        bonus = (0.4 * looked + log_pi) / 0.6
+        expected = S.pimc_details(game, 16, seed=30 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
+        actions, scores, chips = bot.search(game, 30 + k)
+        np.testing.assert_array_equal(actions, expected[0])
+        np.testing.assert_allclose(chips, 0.6 * expected[1] + 0.4 * looked)
+        assert int(np.argmax(scores)) == expected[3]
+
+
+def test_the_ppo_value_head_reads_chips_to_come():
+    from tiengow.agents.ppo import make_ppo_agent
+    prior = make_ppo_agent(None, RuleSet.from_spec("standard"))
+    observations = np.array([g.observe()[0] for g in decision_points(6, seed=4)])
+    values = prior.values(observations)
+    assert values.shape == (6,) and np.all(np.isfinite(values)) and np.all(np.abs(values) < 200)
+    prior.value_head = None
+    with pytest.raises(ValueError, match="no value head"):
+        prior.values(observations)
+
+
 # ============================================================================ ISMCTS on micro
 def test_ismcts_first_leads_on_micro_follow_the_exact_cfr_plus_strategy():
     from tiengow.training.cfr import load_policy, tabular_policy_for
@@ -404,7 +477,9 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
-                                       ("champion:8:prior=/no/such.pt", "does not exist")])
+                                       ("champion:8:prior=/no/such.pt", "does not exist"),
+                                       ("champion:8:value=1", r"up to \(not including\) 1"),
+                                       ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
@@ -439,6 +514,7 @@ def test_explain_gives_a_value_per_searched_action():
     "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
     "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
     "test_search.py::test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts",
+    "test_search.py::test_lookahead_plays_each_action_then_the_others_until_the_seat_acts_again",
     pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
                  marks=pytest.mark.slow),
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),

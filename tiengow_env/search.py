@@ -23,6 +23,10 @@ that differ only in tiles hidden from the seat give the same values for the same
   With ``paired=True`` every action of a world is finished with the same random numbers
   (common random numbers), so the rollouts' own noise largely cancels in the comparison.
 * ``endgame_values(game)``: the exact max-n value of a full (perfect-information) state.
+* ``lookahead_values(game, worlds, policy, value)``: a one-turn lookahead in sampled worlds:
+  every action, then the other seats by a given ``policy`` until the seat acts again, where a
+  given ``value`` of its observation stands for the rest of the hand (a learned policy and
+  value: ``champion`` mixes this with its PIMC values).
 * ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
 
 The kernels are in ``_search_kernels.py``; a ``Workspace`` holds their tables for one rule
@@ -36,7 +40,21 @@ from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
 from .game import Game
-from .layout import MAX_SEATS, S_LEN, S_UP, T_BEAT_END, T_BEAT_START, T_MASK
+from .layout import (
+    MAX_SEATS,
+    PHASE_OVER,
+    R_COMBOS,
+    S_BONUS,
+    S_LEN,
+    S_PHASE,
+    S_SETTLE,
+    S_TO_ACT,
+    S_UP,
+    T_BEAT_END,
+    T_BEAT_START,
+    T_MASK,
+)
+from .observation import ObservationLayout
 from .rules import RuleSet
 from .tiles import NUM_TYPES, TYPE_MASK
 
@@ -194,6 +212,54 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
                            epsilons, endgame, float(beta), events, keep, game.rules.discards_face_up, ws.singles,
                            game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values, worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
+
+
+def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, workspace: Workspace | None = None,
+                     infer: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(legal actions, mean chips of the acting seat after each) by a one-turn lookahead in
+    ``worlds`` sampled worlds, the same worlds for every action: the action is played, the other
+    seats play ``policy`` until the seat is to act again, and there its chips so far plus
+    ``value`` of its observation (the chips still to come) are what the world is worth; in a
+    world where the hand is over first, its chips alone.
+
+    ``policy(observations, masks, rng)`` gives an action per row and ``value(observations)``
+    chips per row, for batches of observation vectors (float32, one row each) and legal masks
+    (bool), rng a ``numpy.random.Generator``: a learned policy and value, typically.
+    """
+    if game.is_over:
+        raise ValueError("the hand is over: there is nothing to search")
+    if type(worlds) is not int or worlds < 1:
+        raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+    seat, table, rules = game.to_act, game.combos.table, game.combos.rules_array
+    actions = np.array(game.legal_actions(), dtype=np.int64)
+    drawn, _ = sample_worlds(game, worlds, seed=seed, workspace=workspace, infer=infer)
+    states = np.repeat(drawn, len(actions), axis=0)  # world w, action i: row w * len(actions) + i
+    SK.step_rows(states, np.arange(len(states)), np.tile(actions, worlds), table, rules)
+    layout = ObservationLayout(game.players, game.rules.hand_size)
+    face_up, scratch = game.rules.discards_face_up, np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+
+    def observe(rows: np.ndarray, observer: int) -> tuple[np.ndarray, np.ndarray]:
+        obs = np.zeros((len(rows), layout.size), dtype=np.float32)
+        masks = np.zeros((len(rows), game.combos.num_actions), dtype=np.int8)
+        SK.observe_rows(states, rows, observer, table, rules, layout.offsets, face_up, scratch, obs, masks)
+        return obs, masks.astype(bool)
+
+    while True:
+        rows = np.flatnonzero((states[:, S_PHASE] != PHASE_OVER) & (states[:, S_TO_ACT] != seat))
+        if not len(rows):
+            break
+        obs, masks = observe(rows, -1)
+        moves = np.asarray(policy(obs, masks, rng), dtype=np.int64)
+        if moves.shape != rows.shape or not np.all(masks[np.arange(len(rows)), moves.clip(0, masks.shape[1] - 1)]
+                                                   & (moves >= 0) & (moves < masks.shape[1])):
+            raise ValueError("the lookahead policy must give one legal action per observation")
+        SK.step_rows(states, rows, moves, table, rules)
+    worth = (states[:, S_BONUS + seat] + states[:, S_SETTLE + seat]).astype(np.float64)
+    rows = np.flatnonzero(states[:, S_PHASE] != PHASE_OVER)
+    if len(rows):
+        worth[rows] += np.asarray(value(observe(rows, seat)[0]), dtype=np.float64).reshape(len(rows))
+    return actions, worth.reshape(worlds, len(actions)).mean(axis=0)
 
 
 def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
