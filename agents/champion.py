@@ -1,4 +1,4 @@
-"""``champion``: the ``search`` bot's PIMC at a larger budget, guided by the shipped PPO policy.
+"""``champion``: the ``search`` bot's PIMC at a larger budget, guided by the shipped PPO network.
 
 PIMC (``search``'s configuration: rollouts greedy with a random action at each decision with
 probability epsilon, sequential halving; and paired rollouts: every action of a world is finished
@@ -11,11 +11,21 @@ from the acting seat's observation, to every ranking:
 
 so the network settles the search's near-ties and overrules it where the search's value gap is
 small against the network's confidence: the prior term of PUCT-style searches, at the root.
-Spec::
 
-    champion[:SAMPLES][:weight=W][:epsilon=E][:prior=PATH]
+With ``value=V`` > 0 the network's value head joins in. ``tiengow_env.search.lookahead_values``
+plays each action in ``worlds`` sampled worlds, lets the other seats answer by sampling the
+policy until the acting seat is to move again, and there takes its chips so far plus the value
+head's chips to come: L(a). The ranking becomes
+
+    (1 - V) Q(a) + V L(a) + weight * log pi(a)
+
+(the AlphaGo mix of rollouts and a learned value, at a one-turn horizon). Spec::
+
+    champion[:SAMPLES][:weight=W][:epsilon=E][:value=V][:worlds=N][:endgame=T][:prior=PATH]
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), rollout epsilon (0.5),
-        PATH a PPO checkpoint written by ``tiengow train ppo`` (the shipped ``ppo`` model)
+        V the lookahead's share from 0 to below 1 (0: none), N its worlds (64), T the tiles left
+        when rollouts give way to the exact endgame (0: never), PATH a PPO checkpoint written by
+        ``tiengow train ppo`` (the shipped ``ppo`` model)
 
 ``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
 without the network.
@@ -47,7 +57,7 @@ class ChampionAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, samples: int = DEFAULT_SAMPLES,
                  weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
-                 worlds: int = DEFAULT_WORLDS):
+                 worlds: int = DEFAULT_WORLDS, endgame: int = 0):
         super().__init__(rules, seed)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
@@ -59,7 +69,8 @@ class ChampionAgent(SearchAgent):
         self.prior = prior
         self.weight, self.value, self.worlds = weight, value, worlds
         self.threads = ThreadpoolController()  # the network's products on one core: the budget is per core
-        self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True, paired=True)
+        self.searcher = PimcAgent(rules, seed, samples=samples, epsilon=epsilon, halving=True, paired=True,
+                                  endgame=endgame)
         self.searcher.workspace = self.workspace
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,8 +100,9 @@ class ChampionAgent(SearchAgent):
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
     """``champion[:SAMPLES][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float, "prior": str,
-                                                                     "value": float, "worlds": int})
+                                                                     "value": float, "worlds": int, "endgame": int})
     prior = make_ppo_agent(options.get("prior"), rules, seed)
     return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
                          weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON),
-                         value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS))
+                         value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS),
+                         endgame=options.get("endgame", 0))

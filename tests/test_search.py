@@ -413,6 +413,7 @@ def test_champion_with_a_value_share_ranks_by_the_mix_of_rollouts_and_lookahead(
         np.testing.assert_array_equal(actions, expected[0])
         np.testing.assert_allclose(chips, 0.6 * expected[1] + 0.4 * looked)
         assert int(np.argmax(scores)) == expected[3]
+    assert make_agent("champion:8:endgame=4").searcher.endgame == 4
 
 
 def test_the_ppo_value_head_reads_chips_to_come():
@@ -479,7 +480,8 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
                                        ("champion:8:value=1", r"up to \(not including\) 1"),
-                                       ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds")])
+                                       ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds"),
+                                       ("champion:8:endgame=-2", "must be >= 0")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
