@@ -131,11 +131,59 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
     tasks instead ("local" starts a Ray instance here, anything else is a cluster address).
     Either way each chunk is a pure function of its deals, so the result is the same.
     """
+    ruleset = _checked(deals, rules, candidate, opponent)
+    return _summary(candidate, opponent, _play(candidate, opponent, deals, seed, ruleset, workers, progress,
+                                               ray_address), ruleset, seed)
+
+
+@dataclass
+class Comparison:
+    """Two candidates against the same opponent on the same deals: each one's ``EvalResult``,
+    and the difference of their scores deal by deal with its 95% CI."""
+
+    candidate: EvalResult
+    baseline: EvalResult
+    difference: float
+    ci95: list[float]
+    correlation: float
+    """of the two candidates' per-deal scores: the higher, the narrower the paired interval"""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
+            workers: int = 1, progress: Callable[[int], None] | None = None,
+            ray_address: str | None = None) -> Comparison:
+    """``candidate`` and ``baseline`` each evaluated against ``opponent`` on the same deals
+    (the same seeds, so the opponents' own randomness is the same too), and the candidate's
+    score minus the baseline's, deal by deal. The two runs share the luck of the deal, so the
+    paired interval is narrower than the two separate intervals suggest: the way to tell
+    whether a change to a bot helped."""
+    ruleset = _checked(deals, rules, candidate, opponent, baseline)
+    mine = _play(candidate, opponent, deals, seed, ruleset, workers, progress, ray_address)
+    theirs = _play(baseline, opponent, deals, seed, ruleset, workers, progress, ray_address)
+    a, b = mine[:, :, 0].mean(axis=1), theirs[:, :, 0].mean(axis=1)
+    mean, half = mean_and_half_width(a - b)
+    return Comparison(candidate=_summary(candidate, opponent, mine, ruleset, seed),
+                      baseline=_summary(baseline, opponent, theirs, ruleset, seed), difference=mean,
+                      ci95=[mean - half, mean + half],
+                      correlation=float(np.corrcoef(a, b)[0, 1]) if a.std() * b.std() > 0 else float("nan"))
+
+
+def _checked(deals: int, rules: object, *specs: str) -> RuleSet:
+    """The rules, once the deal count and every spec are known to be good: before any work."""
     ruleset = RuleSet.from_spec(rules)
     if type(deals) is not int or deals < 1:
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
-    make_agent(candidate, ruleset)  # refuse a bad spec before starting any worker
-    make_agent(opponent, ruleset)
+    for spec in specs:
+        make_agent(spec, ruleset)  # refuse a bad spec before starting any worker
+    return ruleset
+
+
+def _play(candidate: str, opponent: str, deals: int, seed: int, ruleset: RuleSet, workers: int,
+          progress: Callable[[int], None] | None, ray_address: str | None) -> np.ndarray:
+    """``play_deals`` rows (deals, seatings, fields) of every deal, in deal order."""
     spec = ruleset.switches()
     tasks = [(candidate, opponent, spec, seed, lo, min(lo + CHUNK, deals)) for lo in range(0, deals, CHUNK)]
     parts = []
@@ -152,10 +200,13 @@ def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: ob
             parts.append(_play_deals(task))
             if progress:
                 progress(len(parts[-1]))
-    rows = np.concatenate(parts)  # (deals, seatings, fields)
+    return np.concatenate(parts)
+
+
+def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, seed: int) -> EvalResult:
     per_deal = rows[:, :, 0].mean(axis=1)
     mean, half = mean_and_half_width(per_deal)
-    return EvalResult(candidate=candidate, opponent=opponent, deals=deals, hands=deals * ruleset.players,
+    return EvalResult(candidate=candidate, opponent=opponent, deals=len(rows), hands=len(rows) * ruleset.players,
                       chips_per_hand=mean, ci95=[mean - half, mean + half],
                       columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),
                       chips_by_seat=[float(v) for v in rows[:, :, 3:3 + ruleset.players].mean(axis=(0, 1))],

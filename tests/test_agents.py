@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tiengow.agents import make_agent
-from tiengow.agents.arena import evaluate, play_hand
+from tiengow.agents.arena import compare, evaluate, play_hand
 from tiengow_env.game import Game
 from tiengow_env.rules import PRESETS
 
@@ -72,6 +72,30 @@ def test_ci_shrinks_with_more_deals():
 def test_greedy_beats_random_clearly():
     result = evaluate("greedy", "random", deals=100, seed=2)
     assert result.ci95[0] > 5  # measured: about +16 chips per hand
+
+
+def test_compare_plays_both_candidates_on_the_same_deals_and_pairs_their_scores():
+    same = compare("greedy", "greedy", "random", deals=12, seed=5)
+    assert same.candidate == same.baseline and same.difference == 0 and same.ci95 == [0.0, 0.0]
+    both = compare("pimc:8", "greedy", "expert", deals=16, seed=2, workers=2)
+    assert both.candidate == evaluate("pimc:8", "expert", deals=16, seed=2)
+    assert both.baseline == evaluate("greedy", "expert", deals=16, seed=2)
+    assert np.isclose(both.difference, both.candidate.chips_per_hand - both.baseline.chips_per_hand)
+    assert both.ci95[0] < both.difference < both.ci95[1] and -1 <= both.correlation <= 1
+    with pytest.raises(ValueError, match="unknown agent"):
+        compare("greedy", "nobody", "random", deals=2)
+
+
+def test_cli_eval_with_a_baseline_prints_both_and_the_paired_difference(capsys):
+    from tiengow.cli import main
+    assert main(["eval", "expert", "--baseline", "greedy", "--vs", "random", "--deals", "8", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("chips per hand") == 3 and "expert minus greedy, deal by deal" in out
+    assert main(["eval", "expert", "--baseline", "greedy", "--vs", "random", "--deals", "8", "--json"]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {"candidate", "baseline", "difference", "ci95", "correlation"} == set(line)
+    assert main(["eval", "expert", "--baseline", "nobody", "--vs", "random", "--deals", "8"]) == 2
+    assert "unknown agent" in capsys.readouterr().err
 
 
 def test_cli_eval_json_last_line(tmp_path):

@@ -258,22 +258,36 @@ def _agent_spec(text: str, rules) -> str:
 
 @command("eval")
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Duplicate evaluation of one agent against copies of another."""
-    from tiengow.agents.arena import evaluate
+    """Duplicate evaluation of one agent against copies of another (with --baseline, of two
+    agents on the same deals, and the difference between them)."""
+    from tiengow.agents.arena import compare, evaluate
     rules = _rules_arg(args.rules)
     _agent_spec(args.candidate, rules), _agent_spec(args.vs, rules)
-    progress, advance = _progress_bar(args.deals, f"{args.candidate} vs {args.vs}")
+    if args.baseline is not None:
+        _agent_spec(args.baseline, rules)
+    runs = 1 if args.baseline is None else 2
+    progress, advance = _progress_bar(runs * args.deals, f"{args.candidate} vs {args.vs}")
     with progress:
-        result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
-    lo, hi = result.ci95
-    verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
-    if not args.json:
-        print(f"{result.candidate} vs {result.opponent} ({rules.name}): {result.deals:,} deals, {result.hands:,} hands")
-        print(f"  chips per hand   {result.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict})")
-        print(f"  columns per hand {result.columns_per_hand:.2f}   last trick won {100 * result.last_trick_rate:.1f}%")
-        print(f"  {result.candidate}: {result.ms_per_decision:.2f} ms of CPU per decision")
-    else:
+        if args.baseline is None:
+            result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
+        else:
+            result = compare(args.candidate, args.baseline, args.vs, args.deals, args.seed, rules, args.workers,
+                             advance, args.ray)
+    if args.json:
         print(result.to_json())
+        return 0
+    for run in (result,) if args.baseline is None else (result.candidate, result.baseline):
+        lo, hi = run.ci95
+        verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
+        print(f"{run.candidate} vs {run.opponent} ({rules.name}): {run.deals:,} deals, {run.hands:,} hands")
+        print(f"  chips per hand   {run.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict})")
+        print(f"  columns per hand {run.columns_per_hand:.2f}   last trick won {100 * run.last_trick_rate:.1f}%")
+        print(f"  {run.candidate}: {run.ms_per_decision:.2f} ms of CPU per decision")
+    if args.baseline is not None:
+        lo, hi = result.ci95
+        verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
+        print(f"{args.candidate} minus {args.baseline}, deal by deal: {result.difference:+.3f} chips per hand   "
+              f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict}; the two runs correlate at {result.correlation:.2f})")
     return 0
 
 
@@ -438,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="duplicate evaluation: CANDIDATE against copies of an opponent")
     p.add_argument("candidate", help=agent_help)
     p.add_argument("--vs", required=True, help="opponent " + agent_help)
+    p.add_argument("--baseline", metavar="SPEC", help="a second candidate, evaluated on the same deals: prints "
+                   "both and the difference deal by deal, with its (narrower) paired 95%% CI")
     p.add_argument("--deals", type=positive, default=1000, help="deals, each played once per seat")
     p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
