@@ -449,8 +449,8 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, events, keep, face_up, singles, table,
-           rules, rng, links, stats, solver, out_actions, out_visits, out_values):
+def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, events, keep, face_up, singles,
+           table, rules, rng, links, stats, solver, out_actions, out_visits, out_values):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
     Each iteration deals a world consistent with what the seat knows, descends the tree by

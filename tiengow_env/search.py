@@ -208,9 +208,10 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     values = np.zeros(len(actions), dtype=np.float64)
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
-    nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples, POLICIES[policy],
-                           epsilons, endgame, float(beta), events, keep, game.rules.discards_face_up, ws.singles,
-                           game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values, worlds, rounds)
+    nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples,
+                           POLICIES[policy], epsilons, endgame, float(beta), events, keep, game.rules.discards_face_up,
+                           ws.singles, game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values,
+                           worlds, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 

@@ -86,8 +86,9 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
         print(f"  last eval: {point['chips_per_hand']:+.3f} chips/hand vs {point['opponent']} "
               f"(95% CI [{point['ci95'][0]:+.3f}, {point['ci95'][1]:+.3f}])")
     for opponent, first in strength.items():
-        print(f"  time to strength vs {opponent}: " + ("no evaluation of this run had its CI above zero" if first is None
-              else f"CI above zero from {first['minutes']:.1f} min of training ({first['step']:,} env steps)"))
+        reached = ("no evaluation of this run had its CI above zero" if first is None
+                   else f"CI above zero from {first['minutes']:.1f} min of training ({first['step']:,} env steps)")
+        print(f"  time to strength vs {opponent}: {reached}")
     return 0
 
 
