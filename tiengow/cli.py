@@ -278,17 +278,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
     for run in (result,) if args.baseline is None else (result.candidate, result.baseline):
         lo, hi = run.ci95
-        verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
         print(f"{run.candidate} vs {run.opponent} ({rules.name}): {run.deals:,} deals, {run.hands:,} hands")
-        print(f"  chips per hand   {run.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict})")
+        print(f"  chips per hand   {run.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({_verdict(lo, hi)})")
         print(f"  columns per hand {run.columns_per_hand:.2f}   last trick won {100 * run.last_trick_rate:.1f}%")
         print(f"  {run.candidate}: {run.ms_per_decision:.2f} ms of CPU per decision")
     if args.baseline is not None:
         lo, hi = result.ci95
-        verdict = "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
         print(f"{args.candidate} minus {args.baseline}, deal by deal: {result.difference:+.3f} chips per hand   "
-              f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({verdict}; the two runs correlate at {result.correlation:.2f})")
+              f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({_verdict(lo, hi)}; the runs correlate at {result.correlation:.2f})")
     return 0
+
+
+def _verdict(lo: float, hi: float) -> str:
+    return "better" if lo > 0 else "worse" if hi < 0 else "not distinguishable"
 
 
 @command("league")
