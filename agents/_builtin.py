@@ -71,7 +71,8 @@ def _search(argument, rules, seed):
 
 
 @register("champion", kind="learned", usage="champion[:SAMPLES][:KEY=VALUE]...",
-          description="the strongest bot shipped: PIMC guided by the ppo policy; keys weight, epsilon, prior")
+          description="the strongest bot shipped: PIMC guided by the ppo policy; keys weight, epsilon, value, "
+                      "worlds, endgame, prior")
 def _champion(argument, rules, seed):
     from .champion import make_champion
     return make_champion(argument, rules, seed)
