@@ -252,8 +252,8 @@ def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, work
             break
         obs, masks = observe(rows, -1)
         moves = np.asarray(policy(obs, masks, rng), dtype=np.int64)
-        if moves.shape != rows.shape or not np.all(masks[np.arange(len(rows)), moves.clip(0, masks.shape[1] - 1)]
-                                                   & (moves >= 0) & (moves < masks.shape[1])):
+        if moves.shape != rows.shape or not np.all((moves >= 0) & (moves < masks.shape[1])) \
+                or not np.all(masks[np.arange(len(rows)), moves]):
             raise ValueError("the lookahead policy must give one legal action per observation")
         SK.step_rows(states, rows, moves, table, rules)
     worth = (states[:, S_BONUS + seat] + states[:, S_SETTLE + seat]).astype(np.float64)
