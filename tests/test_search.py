@@ -392,6 +392,8 @@ def test_lookahead_refuses_bad_input_with_a_reason():
         S.lookahead_values(game, 0, first_legal, zero)
     with pytest.raises(ValueError, match="one legal action per observation"):
         S.lookahead_values(game, 4, lambda o, m, r: np.argmin(m, axis=1), zero)
+    with pytest.raises(ValueError, match="one finite number of chips per observation"):
+        S.lookahead_values(game, 4, first_legal, lambda observations: np.full((len(observations), 2), np.nan))
     over = Game(seed=1)
     while not over.is_over:
         over.step(over.legal_actions()[0])

@@ -259,7 +259,10 @@ def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, work
     worth = (states[:, S_BONUS + seat] + states[:, S_SETTLE + seat]).astype(np.float64)
     rows = np.flatnonzero(states[:, S_PHASE] != PHASE_OVER)
     if len(rows):
-        worth[rows] += np.asarray(value(observe(rows, seat)[0]), dtype=np.float64).reshape(len(rows))
+        rest = np.asarray(value(observe(rows, seat)[0]), dtype=np.float64)
+        if rest.shape != rows.shape or not np.all(np.isfinite(rest)):
+            raise ValueError("the lookahead value must give one finite number of chips per observation")
+        worth[rows] += rest
     return actions, worth.reshape(worlds, len(actions)).mean(axis=0)
 
 
