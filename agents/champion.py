@@ -37,7 +37,7 @@ from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import lookahead_values
+from tiengow_env.search import history_log_likelihoods, lookahead_values, sample_worlds
 
 from .pimc import PimcAgent, SearchAgent, parse_options
 from .ppo import PpoAgent, make_ppo_agent
@@ -47,6 +47,8 @@ DEFAULT_WEIGHT = 0.25
 DEFAULT_EPSILON = 0.5
 DEFAULT_VALUE = 0.0
 DEFAULT_WORLDS = 64
+DEFAULT_BELIEF = 0.0
+DEFAULT_PARTICLES = 256
 
 
 class ChampionAgent(SearchAgent):
@@ -57,7 +59,8 @@ class ChampionAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, samples: int = DEFAULT_SAMPLES,
                  weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
-                 worlds: int = DEFAULT_WORLDS, endgame: int = 0):
+                 worlds: int = DEFAULT_WORLDS, endgame: int = 0, belief: float = DEFAULT_BELIEF,
+                 particles: int = DEFAULT_PARTICLES):
         super().__init__(rules, seed)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
@@ -66,6 +69,9 @@ class ChampionAgent(SearchAgent):
             raise ValueError(f"champion: worlds is a positive number of lookahead worlds; got worlds={worlds}")
         if value > 0 and prior.value_head is None:
             raise ValueError("champion: value > 0 needs a prior with a value head; this checkpoint has none")
+        if type(particles) is not int or particles < 1:
+            raise ValueError(f"champion: particles is a positive number of worlds; got particles={particles}")
+        self.belief, self.particles = float(belief), particles
         self.prior = prior
         self.weight, self.value, self.worlds = weight, value, worlds
         self.threads = ThreadpoolController()  # the network's products on one core: the budget is per core
@@ -83,13 +89,30 @@ class ChampionAgent(SearchAgent):
         actions = np.array(game.legal_actions())  # the order the search's bonus takes
         top = logits[actions].max()
         log_pi = logits[actions] - top - np.log(np.exp(logits[actions] - top).sum())
+        worlds = self._belief(game, seed) if self.belief > 0 else None
         looked = np.zeros(len(actions))
         if self.value > 0:
             _, looked = lookahead_values(game, self.worlds, self._policy, self.prior.values, seed, self.workspace)
         share = self.value  # the ranking (1 - share) Q + share L + weight log pi, scaled to Q + bonus
         actions, scores, chips = self.searcher.search(game, seed, bonus=(share * looked + self.weight * log_pi)
-                                                      / (1.0 - share))
+                                                      / (1.0 - share), worlds=worlds)
         return actions, scores, (1.0 - share) * chips + share * looked
+
+    def _belief(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``particles`` sampled worlds weighted by the likelihood of the others' play so far
+        under the prior's policy, raised to the power ``belief``; None if the history says
+        nothing (the first decisions, or a game whose state was set from outside)."""
+        states, _ = sample_worlds(game, self.particles, seed=seed, workspace=self.workspace)
+        log_likelihood = history_log_likelihoods(game, states, self._log_policy)
+        top = log_likelihood.max()
+        if not np.isfinite(top) or np.all(log_likelihood == top):
+            return None
+        return states, np.exp(self.belief * (log_likelihood - top))
+
+    def _log_policy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits = self.prior.logits(observations, masks).astype(np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
 
     def _policy(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The other seats' play in the lookahead: actions sampled from the prior's policy."""
@@ -100,9 +123,11 @@ class ChampionAgent(SearchAgent):
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
     """``champion[:SAMPLES][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("champion", argument, "samples", {"weight": float, "epsilon": float, "prior": str,
-                                                                     "value": float, "worlds": int, "endgame": int})
+                                                                     "value": float, "worlds": int, "endgame": int,
+                                                                     "belief": float, "particles": int})
     prior = make_ppo_agent(options.get("prior"), rules, seed)
     return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
                          weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON),
                          value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS),
-                         endgame=options.get("endgame", 0))
+                         endgame=options.get("endgame", 0), belief=options.get("belief", DEFAULT_BELIEF),
+                         particles=options.get("particles", DEFAULT_PARTICLES))

@@ -84,13 +84,14 @@ class PimcAgent(SearchAgent):
         self.samples, self.policy, self.endgame, self.beta, self.halving = samples, policy, endgame, beta, halving
         self.epsilon, self.own_epsilon, self.infer, self.paired = epsilon, own_epsilon, infer, paired
 
-    def search(self, game: Game, seed: int, bonus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray,
-                                                                                       np.ndarray]:
+    def search(self, game: Game, seed: int, bonus: np.ndarray | None = None,
+               worlds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``SearchAgent.search``; ``bonus`` (chips per legal action) is added to the means
-        the search ranks actions by (``tiengow_env.search.pimc_details``)."""
+        the search ranks actions by, and ``worlds`` (states, weights) are drawn from instead of
+        fresh ones (``tiengow_env.search.pimc_details``)."""
         actions, chips, _, best = pimc_details(game, self.samples, self.policy, seed, self.endgame, self.beta,
                                                self.workspace, self.halving, self.epsilon, bonus, self.own_epsilon,
-                                               self.infer, self.paired)
+                                               self.infer, self.paired, worlds)
         scores = np.zeros(len(actions))
         scores[best] = 1.0
         return actions, scores, chips

@@ -13,10 +13,10 @@ from tiengow.agents.base import make_agent
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game
-from tiengow_env.layout import S_ACTED, S_COLS, S_DOWN, S_OWED, S_UP
+from tiengow_env.layout import S_ACTED, S_COLS, S_DEALT, S_DOWN, S_HAND, S_OWED, S_UP
 from tiengow_env.reference import RefGame
 from tiengow_env.rules import RuleSet
-from tiengow_env.tiles import NAMES, mask_types
+from tiengow_env.tiles import NAMES, mask_names, mask_types
 
 HERE = Path(__file__).parent
 
@@ -91,7 +91,8 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
                 "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
-                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8"]
+                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8",
+                "champion:8:belief=1:particles=16"]
 
 
 def decision_points(count: int, seed: int):
@@ -180,7 +181,8 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, False, 40, S.POLICIES["greedy"],
-                   np.zeros(S.MAX_SEATS), 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, False, ws.singles,
+                   np.zeros(S.MAX_SEATS), 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, *S._pool(many, None), False,
+                   ws.singles,
                    many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds, rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
@@ -408,7 +410,8 @@ def test_champion_with_a_value_share_ranks_by_the_mix_of_rollouts_and_lookahead(
         explained = bot.prior.explain(observation, mask)
         probabilities = dict(zip(explained["actions"], explained["values"]))
         log_pi = np.log([probabilities[a] for a in game.legal_actions()])
-        _, looked = S.lookahead_values(game, 8, bot._policy, bot.prior.values, 30 + k)
+        with bot.threads.limit(limits=1, user_api="blas"):  # the champion's products, summed in its order
+            _, looked = S.lookahead_values(game, 8, bot._policy, bot.prior.values, 30 + k)
         bonus = (0.4 * looked + log_pi) / 0.6
         expected = S.pimc_details(game, 16, seed=30 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
         actions, scores, chips = bot.search(game, 30 + k)
@@ -465,6 +468,92 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
     assert weighted.max() > 2 / 200  # the weights do discriminate between worlds
 
 
+# ============================================================================ policy-based inference
+def linear_log_policy(observations, masks):
+    """A fixed, made-up model of play: log-softmax over the legal actions of a linear map."""
+    weights = np.random.default_rng(0).normal(size=(observations.shape[1], masks.shape[1]))
+    logits = np.where(masks, observations.astype(np.float64) @ weights, -np.inf)
+    top = logits.max(axis=1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+
+
+def replayed_log_likelihood(game: Game, world: np.ndarray, log_policy) -> float:
+    """``history_log_likelihoods`` of one world, step by step through the Game API."""
+    seat, C = game.to_act, game.combos.num_combos
+    dealt = [world[S_HAND + s] | world[S_DOWN + s] | world[S_UP + s] for s in range(game.players)]
+    dealt[seat] = game.state[S_DEALT + seat]
+    replay = Game(hands=[mask_names(int(m)) for m in dealt], banker=game.banker, rules=game.rules)
+    to_go_down = [mask_types(int(world[S_DOWN + s])) for s in range(game.players)]
+    total = 0.0
+    for action in game.history:
+        actor = replay.to_act
+        if actor != seat and action >= C and action < C + len(NAMES):  # the world's own face-down tile
+            action = C + to_go_down[actor].pop(0)
+        observation, mask = replay.observe()
+        if actor != seat and replay.state[S_OWED] == 0:
+            log_p = log_policy(observation[None], mask[None])[0]
+            total += np.logaddexp.reduce(log_p[C:C + len(NAMES)]) if action >= C else log_p[action]
+        replay.step(action)
+    return total
+
+
+def test_history_log_likelihoods_replay_each_world_and_score_the_others_decisions():
+    tried = 0
+    for k, game in enumerate(decision_points(5, seed=13)):
+        worlds, _ = S.sample_worlds(game, 6, seed=k)
+        got = S.history_log_likelihoods(game, worlds, linear_log_policy)
+        expected = [replayed_log_likelihood(game, world, linear_log_policy) for world in worlds]
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+        tried += bool(game.history)
+        truth = S.history_log_likelihoods(game, game.state[None], linear_log_policy)
+        assert np.isfinite(truth).all()  # the true deal always explains the history
+    assert tried >= 4
+
+
+def test_history_log_likelihoods_say_nothing_without_a_history_from_the_deal():
+    game = next(g for g in decision_points(10, seed=4) if len(g.history) > 4)
+    worlds, _ = S.sample_worlds(game, 8, seed=1)
+    outside = Game(seed=1)
+    outside.state[:] = game.state  # the state set from outside, as the vector env does: no history
+    np.testing.assert_array_equal(S.history_log_likelihoods(outside, worlds, linear_log_policy), np.zeros(8))
+    outside.history = [game.history[-1]] + game.history[1:]  # a history that does not lead here
+    np.testing.assert_array_equal(S.history_log_likelihoods(outside, worlds, linear_log_policy), np.zeros(8))
+    with pytest.raises(ValueError, match="log-probability per action"):
+        S.history_log_likelihoods(game, worlds, lambda o, m: np.zeros((len(o), 2)))
+
+
+def test_pimc_draws_its_worlds_from_a_given_belief():
+    game = next(g for g in decision_points(10, seed=12) if len(g.legal_actions()) >= 2)
+    worlds, _ = S.sample_worlds(game, 3, seed=2)
+    one = S.pimc_details(game, 16, seed=5, worlds=(worlds[:1], np.ones(1)))
+    again = S.pimc_details(game, 16, seed=5, worlds=(worlds, np.array([1.0, 0.0, 0.0])))
+    np.testing.assert_array_equal(one[1], again[1])  # weight 0: never drawn
+    other = S.pimc_details(game, 16, seed=5, worlds=(worlds[1:2], np.ones(1)))
+    assert not np.array_equal(one[1], other[1])
+    for bad, match in (((worlds[:, :5], np.ones(3)), "states of shape"), ((worlds, np.ones(2)), "one weight each"),
+                       ((worlds, np.array([1.0, -1.0, 0.0])), "finite, >= 0"), ((worlds, np.zeros(3)), "not all 0")):
+        with pytest.raises(ValueError, match=match):
+            S.pimc_details(game, 8, worlds=bad)
+
+
+def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
+    bot = make_agent("champion:16:belief=0.5:particles=12")
+    game = next(g for g in decision_points(20, seed=14) if len(g.history) > 8 and len(g.legal_actions()) >= 2)
+    states, _ = S.sample_worlds(game, 12, seed=3)
+    with bot.threads.limit(limits=1, user_api="blas"):
+        log_likelihood = S.history_log_likelihoods(game, states, bot._log_policy)
+    weights = np.exp(0.5 * (log_likelihood - log_likelihood.max()))
+    observation, mask = game.observe()
+    explained = bot.prior.explain(observation, mask)
+    probabilities = dict(zip(explained["actions"], explained["values"]))
+    bonus = 0.25 * np.log([probabilities[a] for a in game.legal_actions()])
+    expected = S.pimc_details(game, 16, seed=3, epsilon=0.5, halving=True, bonus=bonus, paired=True,
+                              worlds=(states, weights))
+    actions, scores, chips = bot.search(game, 3)
+    np.testing.assert_allclose(chips, expected[1])
+    assert int(np.argmax(scores)) == expected[3]
+
+
 # ============================================================================ specs
 @pytest.mark.parametrize("spec, bad", [("pimc:x", "positive number of samples"), ("pimc:8:foo=1", "unknown option"),
                                        ("pimc:8:rollout=smart", "rollout must be one of"),
@@ -483,7 +572,9 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
                                        ("champion:8:value=1", r"up to \(not including\) 1"),
                                        ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds"),
-                                       ("champion:8:endgame=-2", "must be >= 0")])
+                                       ("champion:8:endgame=-2", "must be >= 0"),
+                                       ("champion:8:belief=-1", "must be >= 0"),
+                                       ("champion:8:belief=1:particles=0", "positive number of worlds")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
@@ -519,6 +610,7 @@ def test_explain_gives_a_value_per_searched_action():
     "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
     "test_search.py::test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts",
     "test_search.py::test_lookahead_plays_each_action_then_the_others_until_the_seat_acts_again",
+    "test_search.py::test_history_log_likelihoods_replay_each_world_and_score_the_others_decisions",
     pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
                  marks=pytest.mark.slow),
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),

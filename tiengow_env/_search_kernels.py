@@ -322,11 +322,13 @@ def finish_world(state, policy, epsilons, endgame, face_up, singles, table, rule
 
 @njit(cache=True)
 def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, endgame, beta, events, keep,
-                face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
+                pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
     played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
-    (self-normalised importance weights) [SRB19].
+    (self-normalised importance weights) [SRB19]. Given a ``pool`` of worlds (rows of states)
+    they are drawn from it instead, row i with probability ``cdf[i] - cdf[i - 1]`` (``cdf``
+    ascending to 1): worlds resampled by a belief computed outside the kernel.
 
     Without ``halving`` every action is played in the same ``samples`` worlds. With it the
     same rollouts are spent by sequential halving [KKS13]: in each of ceil(log2 K) rounds every
@@ -358,7 +360,11 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
     for r in range(rounds):
         worlds = max(1, budget // (rounds * live))
         for _ in range(worlds):
-            draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
+            if pool.shape[0]:
+                u = K.rand_below(rng, EPSILON_UNIT) / EPSILON_UNIT
+                world[:] = pool[min(np.searchsorted(cdf, u, side="right"), pool.shape[0] - 1)]
+            else:
+                draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
             log_weight = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
             if np.isnan(first):
                 first = log_weight

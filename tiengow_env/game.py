@@ -75,7 +75,8 @@ class Game:
     either order). ``rules`` is anything ``RuleSet.from_spec`` accepts.
 
     Decisions are action ids (``legal_actions()``, the environments' action space) or hand
-    record actions such as ``{"seat": 1, "discard": ["5-1", "2-2"]}`` (``play()``).
+    record actions such as ``{"seat": 1, "discard": ["5-1", "2-2"]}`` (``play()``); ``history``
+    lists the action ids applied so far (forced discards are not decisions and are not in it).
     """
 
     def __init__(self, seed: int | None = None, *, hands: list[list[str]] | None = None,
@@ -102,6 +103,7 @@ class Game:
         self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
         self._tricks: list[Trick] = []
         self.forced: list[tuple[int, int]] = []  # early-death discards since the last decision
+        self.history: list[int] = []  # the action ids step() and play() applied, in order
 
     def _hand_masks(self, hands: object) -> np.ndarray:
         """Masks of explicit hands, checked against the deck (copies go to seats in order)."""
@@ -211,6 +213,7 @@ class Game:
         other._report = np.zeros_like(self._report)
         other._tricks = list(self._tricks)  # tricks are tuples: sharing them is safe
         other.forced = list(self.forced)
+        other.history = list(self.history)
         return other
 
     # ----------------------------------------------------------------- acting
@@ -235,6 +238,7 @@ class Game:
     def _apply(self, action: int) -> None:
         """Step the kernel, then read its report: the trick's plays, forced discards, its end."""
         K.step(self.state, action, self.combos.table, self.combos.rules_array, self._report)
+        self.history.append(action)
         report = self._report.tolist()
         self.forced = []
         kind = report[L.REP_KIND]

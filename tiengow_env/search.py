@@ -44,10 +44,17 @@ from .layout import (
     MAX_SEATS,
     PHASE_OVER,
     R_COMBOS,
+    S_BANKER,
     S_BONUS,
+    S_DEALT,
+    S_DOWN,
+    S_HAND,
     S_LEN,
+    S_OWED,
     S_PHASE,
     S_SETTLE,
+    S_STREAK,
+    S_TABLE,
     S_TO_ACT,
     S_UP,
     T_BEAT_END,
@@ -56,9 +63,10 @@ from .layout import (
 )
 from .observation import ObservationLayout
 from .rules import RuleSet
-from .tiles import NUM_TYPES, TYPE_MASK
+from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
 
 POLICIES = {name: code for code, name in enumerate(PK.POLICY_NAMES)}
+_TILE_TYPE = TILE_TYPE.astype(np.int64)
 TABLE_BITS = 15  # transposition-table entries: 2**15 (1 MB of keys), reused across worlds
 
 
@@ -187,12 +195,14 @@ def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int
 def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                  beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
                  epsilon: float = 0.0, bonus: np.ndarray | None = None,
-                 own_epsilon: float | None = None, infer: float = 1.0,
-                 paired: bool = False) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False,
+                 worlds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
     action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
     order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
-    the race, ranked the same way in every round."""
+    the race, ranked the same way in every round. ``worlds``, (states, weights) as
+    ``sample_worlds`` gives them, makes the search draw its worlds from those states by their
+    weights (a belief over worlds, such as ``history_log_likelihoods`` makes), not afresh."""
     epsilons = _check(game, policy, endgame, epsilon, own_epsilon, samples=samples)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
@@ -205,14 +215,107 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     if bonus.shape != actions.shape or not np.all(np.isfinite(bonus)):
         raise ValueError(f"bonus must hold a finite number for each of the {len(actions)} legal actions, "
                          f"got shape {bonus.shape}")
+    pool, cdf = _pool(game, worlds)
     values = np.zeros(len(actions), dtype=np.float64)
-    worlds = np.zeros(len(actions), dtype=np.int64)
+    counts = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples,
-                           POLICIES[policy], epsilons, endgame, float(beta), events, keep, game.rules.discards_face_up,
-                           ws.singles, game.combos.table, game.combos.rules_array, _rng(seed), ws.solver, values,
-                           worlds, rounds)
+                           POLICIES[policy], epsilons, endgame, float(beta), events, keep, pool, cdf,
+                           game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
+                           _rng(seed), ws.solver, values, counts, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
+
+
+def _pool(game: Game, worlds: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's (pool, cdf) of given (states, weights): empty for none."""
+    if worlds is None:
+        return np.zeros((0, S_LEN), dtype=np.int64), np.zeros(0)
+    states, weights = (np.asarray(part) for part in worlds)
+    weights = weights.astype(np.float64)
+    if states.ndim != 2 or states.shape[1] != S_LEN or weights.shape != (len(states),) or not len(states):
+        raise ValueError(f"worlds must be (states, weights): states of shape (N, {S_LEN}) and one weight each, "
+                         f"N >= 1; got shapes {states.shape} and {weights.shape}")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+        raise ValueError("world weights must be finite, >= 0 and not all 0")
+    cdf = np.cumsum(weights / weights.sum())
+    cdf[-1] = 1.0
+    return np.ascontiguousarray(states, dtype=np.int64), cdf
+
+
+def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.ndarray:
+    """Log-likelihood, in each sampled world, of the other seats' decisions so far under a
+    model of their play: float64, one per row of ``worlds`` (states as ``sample_worlds`` gives
+    them), -inf for a world the decisions rule out.
+
+    Each world's hand is replayed from its deal (each seat dealt what it holds in the world and
+    what it has put down) through ``game.history``, and every decision of another seat adds
+    log ``log_policy`` of the action it took, in its own view of that world.
+    ``log_policy(observations, masks)`` gives log-probabilities (rows, actions) for batches
+    of observation vectors and legal masks. A face-down answer is one decision, counted as
+    the probability of discarding at all: which tiles went down is hidden, and in the replay
+    the world's own face-down tiles go down. This is policy-based inference [RSB19]: worlds
+    in which the others' play is the play the model expects come first. Only public facts and
+    the acting seat's own tiles are read. A world whose replay does not arrive at the world
+    (a history that does not lead from the deal to the game's state, as when the state was
+    set from outside) is ruled out; if every world is, the history says nothing: all zeros.
+    """
+    table, rules = game.combos.table, game.combos.rules_array
+    worlds = np.asarray(worlds, dtype=np.int64)
+    observer, C, count = game.to_act, game.combos.num_combos, len(worlds)
+    banker, streak = int(game.state[S_BANKER]), int(game.state[S_STREAK])
+    states = np.zeros_like(worlds)
+    for w, world in enumerate(worlds):
+        dealt = world[S_HAND:S_HAND + MAX_SEATS] | world[S_DOWN:S_DOWN + MAX_SEATS] | world[S_UP:S_UP + MAX_SEATS]
+        dealt[observer] = game.state[S_DEALT + observer]
+        K.new_hand(states[w], dealt, banker, streak, table, rules)
+    layout = ObservationLayout(game.players, game.rules.hand_size)
+    face_up, scratch = game.rules.discards_face_up, np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    seen_obs, seen_masks, seen_rows, seen_actions = [], [], [], []  # the decisions to score
+    alive = np.arange(count)
+    pending = worlds[:, S_DOWN:S_DOWN + MAX_SEATS].copy()  # each world's face-down tiles still to go down
+    for action in game.history:
+        alive = alive[states[alive, S_PHASE] != PHASE_OVER]
+        if not len(alive):
+            break
+        actors = states[alive, S_TO_ACT]
+        moves = np.full(len(alive), action, dtype=np.int64)
+        hidden = (actors != observer) & (C <= action < C + NUM_TYPES) & (not face_up)
+        down = pending[alive, actors]
+        lowest = down & -down
+        moves[hidden] = C + _TILE_TYPE[np.log2(np.maximum(lowest[hidden], 1)).astype(np.int64)]
+        pending[alive[hidden], actors[hidden]] &= ~lowest[hidden]
+        obs = np.zeros((len(alive), layout.size), dtype=np.float32)
+        masks = np.zeros((len(alive), game.combos.num_actions), dtype=np.int8)
+        SK.observe_rows(states, alive, -1, table, rules, layout.offsets, face_up, scratch, obs, masks)
+        legal = masks[np.arange(len(alive)), moves].astype(bool) & ~(hidden & (down == 0))
+        scored = legal & (actors != observer) & (states[alive, S_OWED] == 0)
+        seen_obs.append(obs[scored])
+        seen_masks.append(masks[scored].astype(bool))
+        seen_rows.append(alive[scored])
+        seen_actions.append(np.where(hidden[scored], -1, moves[scored]))
+        alive, moves = alive[legal], moves[legal]
+        SK.step_rows(states, alive, moves, table, rules)
+    tiles = np.r_[S_HAND:S_HAND + MAX_SEATS, S_DOWN:S_DOWN + MAX_SEATS, S_UP:S_UP + MAX_SEATS]
+    same = np.ones(S_LEN, dtype=bool)  # compared as they are; the tiles as types (a copy is a copy)
+    same[tiles] = same[S_DEALT:S_DEALT + MAX_SEATS] = same[S_TABLE:S_TABLE + MAX_SEATS] = False
+    arrived = np.zeros(count, dtype=bool)
+    arrived[alive] = np.all(states[alive][:, same] == worlds[alive][:, same], axis=1) & np.all(
+        K.canonical(states[alive][:, tiles]) == K.canonical(worlds[alive][:, tiles]), axis=1)
+    if not arrived.any():
+        return np.zeros(count)
+    log_likelihood = np.where(arrived, 0.0, -np.inf)
+    rows, chosen = np.concatenate(seen_rows), np.concatenate(seen_actions)
+    keep = arrived[rows]
+    if keep.any():
+        rows, chosen = rows[keep], chosen[keep]
+        log_p = np.asarray(log_policy(np.concatenate(seen_obs)[keep], np.concatenate(seen_masks)[keep]),
+                           dtype=np.float64)
+        if log_p.shape != (len(rows), game.combos.num_actions):
+            raise ValueError("the inference policy must give a log-probability per action for each observation")
+        any_discard = np.logaddexp.reduce(log_p[:, C:C + NUM_TYPES], axis=1)
+        terms = np.where(chosen < 0, any_discard, log_p[np.arange(len(rows)), np.maximum(chosen, 0)])
+        np.add.at(log_likelihood, rows, terms)
+    return log_likelihood
 
 
 def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, workspace: Workspace | None = None,
