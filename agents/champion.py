@@ -110,7 +110,7 @@ class ChampionAgent(SearchAgent):
         return states, np.exp(self.belief * (log_likelihood - top))
 
     def _log_policy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = self.prior.logits(observations, masks).astype(np.float64)
+        logits = self.prior.logits(observations, masks)
         top = logits.max(axis=1, keepdims=True)
         return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
 

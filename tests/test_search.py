@@ -511,6 +511,9 @@ def test_history_log_likelihoods_replay_each_world_and_score_the_others_decision
 
 
 def test_history_log_likelihoods_say_nothing_without_a_history_from_the_deal():
+    fresh = Game(seed=3)
+    worlds, _ = S.sample_worlds(fresh, 8, seed=1)
+    np.testing.assert_array_equal(S.history_log_likelihoods(fresh, worlds, linear_log_policy), np.zeros(8))
     game = next(g for g in decision_points(10, seed=4) if len(g.history) > 4)
     worlds, _ = S.sample_worlds(game, 8, seed=1)
     outside = Game(seed=1)

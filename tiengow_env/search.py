@@ -253,7 +253,8 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
     ``log_policy(observations, masks)`` gives log-probabilities (rows, actions) for batches
     of observation vectors and legal masks. A face-down answer is one decision, counted as
     the probability of discarding at all: which tiles went down is hidden, and in the replay
-    the world's own face-down tiles go down. This is policy-based inference [RSB19]: worlds
+    the world's own face-down tiles go down. A decision without a choice adds 0 and is not
+    put to the model. This is policy-based inference [RSB19]: worlds
     in which the others' play is the play the model expects come first. Only public facts and
     the acting seat's own tiles are read. A world whose replay does not arrive at the world
     (a history that does not lead from the deal to the game's state, as when the state was
@@ -288,7 +289,8 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
         masks = np.zeros((len(alive), game.combos.num_actions), dtype=np.int8)
         SK.observe_rows(states, alive, -1, table, rules, layout.offsets, face_up, scratch, obs, masks)
         legal = masks[np.arange(len(alive)), moves].astype(bool) & ~(hidden & (down == 0))
-        scored = legal & (actors != observer) & (states[alive, S_OWED] == 0)
+        choice = np.where(hidden, masks[:, :C].any(axis=1), masks.sum(axis=1) > 1)  # else the term is 0
+        scored = legal & choice & (actors != observer) & (states[alive, S_OWED] == 0)
         seen_obs.append(obs[scored])
         seen_masks.append(masks[scored].astype(bool))
         seen_rows.append(alive[scored])
@@ -304,6 +306,8 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
     if not arrived.any():
         return np.zeros(count)
     log_likelihood = np.where(arrived, 0.0, -np.inf)
+    if not seen_rows:  # no decision yet
+        return log_likelihood
     rows, chosen = np.concatenate(seen_rows), np.concatenate(seen_actions)
     keep = arrived[rows]
     if keep.any():
