@@ -19,13 +19,21 @@ head's chips to come: L(a). The ranking becomes
 
     (1 - V) Q(a) + V L(a) + weight * log pi(a)
 
-(the AlphaGo mix of rollouts and a learned value, at a one-turn horizon). Spec::
+(the AlphaGo mix of rollouts and a learned value, at a one-turn horizon).
 
-    champion[:SAMPLES][:weight=W][:epsilon=E][:value=V][:worlds=N][:endgame=T][:prior=PATH]
+With ``belief=A`` > 0 the worlds come from what the others did. ``particles`` worlds are drawn,
+each is weighted by the likelihood of the other seats' decisions so far under the policy
+(``tiengow_env.search.history_log_likelihoods``) raised to the power A, and the search draws its
+worlds from those by weight: policy-based inference, as strong card-game programs do [SRB19].
+Spec::
+
+    champion[:SAMPLES][:weight=W][:epsilon=E][:value=V][:worlds=N][:endgame=T][:belief=A]
+            [:particles=P][:prior=PATH]
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), rollout epsilon (0.5),
         V the lookahead's share from 0 to below 1 (0: none), N its worlds (64), T the tiles left
-        when rollouts give way to the exact endgame (0: never), PATH a PPO checkpoint written by
-        ``tiengow train ppo`` (the shipped ``ppo`` model)
+        when rollouts give way to the exact endgame (0: never), A the belief's power (0: none,
+        uniform worlds), P its worlds (256), PATH a PPO checkpoint written by ``tiengow train ppo``
+        (the shipped ``ppo`` model)
 
 ``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
 without the network.

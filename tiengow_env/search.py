@@ -27,6 +27,9 @@ that differ only in tiles hidden from the seat give the same values for the same
   every action, then the other seats by a given ``policy`` until the seat acts again, where a
   given ``value`` of its observation stands for the rest of the hand (a learned policy and
   value: ``champion`` mixes this with its PIMC values).
+* ``history_log_likelihoods(game, worlds, log_policy)``: how well each sampled world explains
+  the other seats' decisions so far under a given model of their play (policy-based
+  inference); ``pimc_details(..., worlds=(states, weights))`` then draws its worlds by weight.
 * ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
 
 The kernels are in ``_search_kernels.py``; a ``Workspace`` holds their tables for one rule
@@ -254,7 +257,7 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
     of observation vectors and legal masks. A face-down answer is one decision, counted as
     the probability of discarding at all: which tiles went down is hidden, and in the replay
     the world's own face-down tiles go down. A decision without a choice adds 0 and is not
-    put to the model. This is policy-based inference [RSB19]: worlds
+    put to the model. This is policy-based inference [SRB19, in _search_kernels.py]: worlds
     in which the others' play is the play the model expects come first. Only public facts and
     the acting seat's own tiles are read. A world whose replay does not arrive at the world
     (a history that does not lead from the deal to the game's state, as when the state was
