@@ -521,8 +521,17 @@ def test_history_log_likelihoods_say_nothing_without_a_history_from_the_deal():
     np.testing.assert_array_equal(S.history_log_likelihoods(outside, worlds, linear_log_policy), np.zeros(8))
     outside.history = [game.history[-1]] + game.history[1:]  # a history that does not lead here
     np.testing.assert_array_equal(S.history_log_likelihoods(outside, worlds, linear_log_policy), np.zeros(8))
+    outside.history = [10**9, "declare"]  # not action ids at all
+    np.testing.assert_array_equal(S.history_log_likelihoods(outside, worlds, linear_log_policy), np.zeros(8))
     with pytest.raises(ValueError, match="log-probability per action"):
         S.history_log_likelihoods(game, worlds, lambda o, m: np.zeros((len(o), 2)))
+    with pytest.raises(ValueError, match=r"states of shape \(N, "):
+        S.history_log_likelihoods(game, worlds[:, :4], linear_log_policy)
+    over = Game(seed=1)
+    while not over.is_over:
+        over.step(over.legal_actions()[0])
+    with pytest.raises(ValueError, match="nothing to infer"):
+        S.history_log_likelihoods(over, worlds, linear_log_policy)
 
 
 def test_pimc_draws_its_worlds_from_a_given_belief():

@@ -42,6 +42,7 @@ import numpy as np
 from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
+from .checks import is_integer
 from .game import Game
 from .layout import (
     MAX_SEATS,
@@ -263,9 +264,16 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
     (a history that does not lead from the deal to the game's state, as when the state was
     set from outside) is ruled out; if every world is, the history says nothing: all zeros.
     """
-    table, rules = game.combos.table, game.combos.rules_array
+    if game.is_over:
+        raise ValueError("the hand is over: there is nothing to infer")
     worlds = np.asarray(worlds, dtype=np.int64)
+    if worlds.ndim != 2 or worlds.shape[1] != S_LEN:
+        raise ValueError(f"worlds must be states of shape (N, {S_LEN}), got shape {worlds.shape}")
+    table, rules = game.combos.table, game.combos.rules_array
     observer, C, count = game.to_act, game.combos.num_combos, len(worlds)
+    history = list(game.history)
+    if not all(is_integer(a) and 0 <= a < game.combos.num_actions for a in history):
+        return np.zeros(count)  # not a history of this game's action ids
     banker, streak = int(game.state[S_BANKER]), int(game.state[S_STREAK])
     states = np.zeros_like(worlds)
     for w, world in enumerate(worlds):
@@ -277,7 +285,7 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
     seen_obs, seen_masks, seen_rows, seen_actions = [], [], [], []  # the decisions to score
     alive = np.arange(count)
     pending = worlds[:, S_DOWN:S_DOWN + MAX_SEATS].copy()  # each world's face-down tiles still to go down
-    for action in game.history:
+    for action in history:
         alive = alive[states[alive, S_PHASE] != PHASE_OVER]
         if not len(alive):
             break
