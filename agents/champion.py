@@ -93,10 +93,8 @@ class ChampionAgent(SearchAgent):
 
     def _search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         observation, mask = game.observe()
-        logits = self.prior.logits(observation[None], mask[None])[0].astype(np.float64)
         actions = np.array(game.legal_actions())  # the order the search's bonus takes
-        top = logits[actions].max()
-        log_pi = logits[actions] - top - np.log(np.exp(logits[actions] - top).sum())
+        log_pi = self._log_policy(observation[None], mask[None])[0, actions]
         worlds = self._belief(game, seed) if self.belief > 0 else None
         looked = np.zeros(len(actions))
         if self.value > 0:
@@ -118,7 +116,8 @@ class ChampionAgent(SearchAgent):
         return states, np.exp(self.belief * (log_likelihood - top))
 
     def _log_policy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = self.prior.logits(observations, masks)
+        """The prior's log-probabilities (rows, actions), -inf where an action is not legal."""
+        logits = self.prior.logits(observations, masks).astype(np.float64)
         top = logits.max(axis=1, keepdims=True)
         return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
 
