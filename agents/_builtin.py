@@ -72,7 +72,7 @@ def _search(argument, rules, seed):
 
 @register("champion", kind="learned", usage="champion[:SAMPLES][:KEY=VALUE]...",
           description="the strongest bot shipped: PIMC guided by the ppo policy; keys weight, epsilon, value, "
-                      "worlds, endgame, prior")
+                      "worlds, endgame, belief, particles, prior")
 def _champion(argument, rules, seed):
     from .champion import make_champion
     return make_champion(argument, rules, seed)
