@@ -92,7 +92,7 @@ SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,rand
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
                 "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
                 "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8",
-                "champion:8:belief=1:particles=16"]
+                "champion:8:belief=1:particles=16", "champion:8:rollout=expert:epsilon=0.3"]
 
 
 def decision_points(count: int, seed: int):
@@ -419,6 +419,7 @@ def test_champion_with_a_value_share_ranks_by_the_mix_of_rollouts_and_lookahead(
         np.testing.assert_allclose(chips, 0.6 * expected[1] + 0.4 * looked)
         assert int(np.argmax(scores)) == expected[3]
     assert make_agent("champion:8:endgame=4").searcher.endgame == 4
+    assert make_agent("champion:8:rollout=expert").searcher.policy == "expert"
 
 
 def test_the_ppo_value_head_reads_chips_to_come():
@@ -580,6 +581,7 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
+                                       ("champion:8:rollout=ppo", "rollout must be one of"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
                                        ("champion:8:value=1", r"up to \(not including\) 1"),
