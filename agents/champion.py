@@ -27,10 +27,11 @@ each is weighted by the likelihood of the other seats' decisions so far under th
 worlds from those by weight: policy-based inference, as strong card-game programs do [SRB19].
 Spec::
 
-    champion[:SAMPLES][:weight=W][:rollout=R][:epsilon=E][:value=V][:worlds=N][:endgame=T][:belief=A]
-            [:particles=P][:prior=PATH]
+    champion[:SAMPLES][:weight=W][:rollout=R][:epsilon=E][:low_discard=D][:value=V][:worlds=N][:endgame=T]
+            [:belief=A][:particles=P][:prior=PATH]
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), R the rollout
-        policy (greedy; or expert, random), E the rollouts' epsilon (0.5),
+        policy (greedy; or expert, random), E the rollouts' epsilon (0.5), D 1 for random
+        rollout discards that throw the tile worth least (0: any tile),
         V the lookahead's share from 0 to below 1 (0: none), N its worlds (64), T the tiles left
         when rollouts give way to the exact endgame (0: never), A the belief's power (0: none,
         uniform worlds), P its worlds (256), PATH a PPO checkpoint written by ``tiengow train ppo``
@@ -69,7 +70,7 @@ class ChampionAgent(SearchAgent):
     def __init__(self, rules: RuleSet, seed: int, prior: PpoAgent, samples: int = DEFAULT_SAMPLES,
                  weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
                  worlds: int = DEFAULT_WORLDS, endgame: int = 0, belief: float = DEFAULT_BELIEF,
-                 particles: int = DEFAULT_PARTICLES, rollout: str = "greedy"):
+                 particles: int = DEFAULT_PARTICLES, rollout: str = "greedy", low_discard: bool = False):
         super().__init__(rules, seed)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
@@ -85,7 +86,7 @@ class ChampionAgent(SearchAgent):
         self.weight, self.value, self.worlds = weight, value, worlds
         self.threads = ThreadpoolController()  # the network's products on one core: the budget is per core
         self.searcher = PimcAgent(rules, seed, samples=samples, policy=rollout, epsilon=epsilon, halving=True,
-                                  paired=True, endgame=endgame)
+                                  paired=True, endgame=endgame, low_discard=low_discard)
         self.searcher.workspace = self.workspace
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -131,7 +132,8 @@ class ChampionAgent(SearchAgent):
 def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAgent:
     """``champion[:SAMPLES][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("champion", argument, "samples", {"weight": float, "rollout": str,
-                                                                     "epsilon": float, "prior": str,
+                                                                     "epsilon": float, "low_discard": bool,
+                                                                     "prior": str,
                                                                      "value": float, "worlds": int, "endgame": int,
                                                                      "belief": float, "particles": int})
     prior = make_ppo_agent(options.get("prior"), rules, seed)
@@ -140,4 +142,5 @@ def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAg
                          value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS),
                          endgame=options.get("endgame", 0), belief=options.get("belief", DEFAULT_BELIEF),
                          particles=options.get("particles", DEFAULT_PARTICLES),
-                         rollout=options.get("rollout", "greedy"))
+                         rollout=options.get("rollout", "greedy"),
+                         low_discard=options.get("low_discard", False))

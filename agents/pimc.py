@@ -10,6 +10,7 @@ Spec grammar (``agents/base.py`` has the overview)::
       rollout=random|greedy|expert   the policy that finishes each world (greedy)
       epsilon=E                      each rollout decision is uniformly random with probability E (0)
       own_epsilon=E                  the same for the searching seat's own rollout decisions (default: epsilon)
+      low_discard=0|1                a random rollout decision that is a discard throws the tile worth least (0)
       endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never)
       beta=B                         pimc: weight worlds by the others' discards, inverse temperature B (0: uniform)
       infer=P                        worlds follow the others' discards: a seat that could beat discards with
@@ -79,10 +80,12 @@ class PimcAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int = 0, samples: int = DEFAULT_SAMPLES, policy: str = "greedy",
                  endgame: int = 0, beta: float = 0.0, halving: bool = False, epsilon: float = 0.0,
-                 own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False):
+                 own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False,
+                 low_discard: bool = False):
         super().__init__(rules, seed)
         self.samples, self.policy, self.endgame, self.beta, self.halving = samples, policy, endgame, beta, halving
         self.epsilon, self.own_epsilon, self.infer, self.paired = epsilon, own_epsilon, infer, paired
+        self.low_discard = low_discard
 
     def search(self, game: Game, seed: int, bonus: np.ndarray | None = None,
                worlds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -91,7 +94,7 @@ class PimcAgent(SearchAgent):
         fresh ones (``tiengow_env.search.pimc_details``)."""
         actions, chips, _, best = pimc_details(game, self.samples, self.policy, seed, self.endgame, self.beta,
                                                self.workspace, self.halving, self.epsilon, bonus, self.own_epsilon,
-                                               self.infer, self.paired, worlds)
+                                               self.infer, self.paired, worlds, self.low_discard)
         scores = np.zeros(len(actions))
         scores[best] = 1.0
         return actions, scores, chips
@@ -104,21 +107,30 @@ class IsmctsAgent(SearchAgent):
 
     def __init__(self, rules: RuleSet, seed: int = 0, iterations: int = DEFAULT_ITERATIONS, policy: str = "greedy",
                  endgame: int = 0, exploration: float = DEFAULT_C, epsilon: float = 0.0,
-                 own_epsilon: float | None = None, infer: float = 1.0):
+                 own_epsilon: float | None = None, infer: float = 1.0, low_discard: bool = False):
         super().__init__(rules, seed)
         self.iterations, self.policy, self.endgame, self.exploration = iterations, policy, endgame, exploration
-        self.epsilon, self.own_epsilon, self.infer = epsilon, own_epsilon, infer
+        self.epsilon, self.own_epsilon, self.infer, self.low_discard = epsilon, own_epsilon, infer, low_discard
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         actions, visits, chips = ismcts_values(game, self.iterations, self.exploration, policy=self.policy,
                                                endgame=self.endgame, seed=seed, workspace=self.workspace,
-                                               epsilon=self.epsilon, own_epsilon=self.own_epsilon, infer=self.infer)
+                                               epsilon=self.epsilon, own_epsilon=self.own_epsilon, infer=self.infer,
+                                               low_discard=self.low_discard)
         return actions, visits, chips
+
+
+FLAGS = {  # the 0|1 options, and what each value means
+    "halving": "0: every action gets every world, 1: sequential halving",
+    "paired": "0: each rollout draws its own random numbers, 1: the actions of a world share them",
+    "low_discard": "0: a random rollout discard throws any tile, 1: the tile worth least",
+}
 
 
 def parse_options(kind: str, argument: str | None, count_name: str,
                   allowed: dict[str, type]) -> tuple[int | None, dict]:
-    """``COUNT[:KEY=VALUE]...`` of a search spec: (count or None, {key: value})."""
+    """``COUNT[:KEY=VALUE]...`` of a search spec: (count or None, {key: value}); options of
+    type ``bool`` are the ``FLAGS``, written 0 or 1."""
     count, options = None, {}
     example = f"{kind}:256:rollout=expert"
     for k, part in enumerate((argument or "").split(":") if argument else []):
@@ -135,6 +147,11 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value!r}")
         if allowed[key] is str:
             options[key] = value
+            continue
+        if allowed[key] is bool:
+            if value not in ("0", "1"):
+                raise ValueError(f"{kind}: {key} is 0 or 1 ({FLAGS[key]}); got {kind}:{argument}")
+            options[key] = value == "1"
             continue
         try:
             number = allowed[key](value)
@@ -158,29 +175,24 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
         return PimcAgent(rules, seed, samples=int(samples), policy=policy)
     count, options = parse_options("pimc", argument, "samples",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int,
-                                    "beta": float, "halving": int, "infer": float, "paired": int})
-    if options.get("halving", 0) > 1:
-        raise ValueError(f"pimc: halving is 0 (every action gets every world) or 1 (sequential halving); "
-                         f"got pimc:{argument}")
-    if options.get("paired", 0) > 1:
-        raise ValueError(f"pimc: paired is 0 (each rollout draws its own random numbers) or 1 (the actions of a "
-                         f"world share them); got pimc:{argument}")
+                                    "beta": float, "halving": bool, "infer": float, "paired": bool,
+                                    "low_discard": bool})
     return PimcAgent(rules, seed, samples=count or DEFAULT_SAMPLES, policy=options.get("rollout", "greedy"),
                      endgame=options.get("endgame", 0), beta=options.get("beta", 0.0),
-                     halving=bool(options.get("halving", 0)), epsilon=options.get("epsilon", 0.0),
+                     halving=options.get("halving", False), epsilon=options.get("epsilon", 0.0),
                      own_epsilon=options.get("own_epsilon"), infer=options.get("infer", 1.0),
-                     paired=bool(options.get("paired", 0)))
+                     paired=options.get("paired", False), low_discard=options.get("low_discard", False))
 
 
 def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:
     """``ismcts[:ITERATIONS][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("ismcts", argument, "iterations",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int, "c": float,
-                                    "infer": float})
+                                    "infer": float, "low_discard": bool})
     return IsmctsAgent(rules, seed, iterations=count or DEFAULT_ITERATIONS, policy=options.get("rollout", "greedy"),
                        endgame=options.get("endgame", 0), exploration=options.get("c", DEFAULT_C),
                        epsilon=options.get("epsilon", 0.0), own_epsilon=options.get("own_epsilon"),
-                       infer=options.get("infer", 1.0))
+                       infer=options.get("infer", 1.0), low_discard=options.get("low_discard", False))
 
 
 # The strongest search-only configuration measured here at <= 20 ms of CPU per decision (the

@@ -181,9 +181,9 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, False, 40, S.POLICIES["greedy"],
-                   np.zeros(S.MAX_SEATS), 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, *S._pool(many, None), False,
-                   ws.singles,
-                   many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds, rounds)
+                   np.zeros(S.MAX_SEATS), False, 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, *S._pool(many, None),
+                   False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds,
+                   rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
     assert list(rounds).count(rounds[best]) == 1 and worlds[best] == worlds.max()
@@ -230,6 +230,42 @@ def test_paired_rollouts_change_nothing_without_randomness_and_steady_the_compar
                      for k in range(40)] for paired in (False, True)}
     assert np.var(gaps[True]) < 0.7 * np.var(gaps[False])
     assert make_agent("pimc:8:paired=1").paired and not make_agent("pimc:8").paired
+
+
+def test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_action_discards():
+    """With epsilon 1 every rollout decision is random; with ``low_discard`` a random discard
+    becomes the discard of the tile worth least (ties to the lowest id), the rest unchanged:
+    the kernel's rollout equals this step-by-step replay of the same random numbers."""
+    from tiengow_env import _kernels as K
+    from tiengow_env.tiles import NUM_TYPES, TILE_WORTH
+    changed = 0
+    for game in decision_points(12, seed=8):
+        ws, table, rules = S.Workspace(game.rules), game.combos.table, game.combos.rules_array
+        C = game.combos.num_combos
+        scratch = np.empty(C + NUM_TYPES + 2, dtype=np.int64)
+        finished = {}
+        for low in (False, True):
+            state, rng = game.state.copy(), S._rng(5)
+            SK.finish_world(state, S.POLICIES["greedy"], np.ones(S.MAX_SEATS), low, 0, False, ws.singles, table,
+                            rules, rng, scratch, ws.solver, 1)
+            finished[low] = state
+        replay = game.clone()
+        rng = S._rng(5)
+        while not replay.is_over:
+            K.rand_below(rng, SK.EPSILON_UNIT)  # the epsilon draw: always random at epsilon 1
+            legal = replay.legal_actions()
+            n = K.legal_actions(replay.state, table, rules, scratch)
+            assert sorted(scratch[:n]) == sorted(legal)
+            action = int(scratch[K.rand_below(rng, n)])
+            if C <= action < C + NUM_TYPES:
+                action = min((a for a in legal if C <= a < C + NUM_TYPES), key=lambda a: (TILE_WORTH[a - C], a))
+            replay.step(action)
+        np.testing.assert_array_equal(finished[True], replay.state)
+        changed += not np.array_equal(finished[True], finished[False])
+    assert changed > 0
+    assert make_agent("pimc:8:low_discard=1").low_discard and not make_agent("pimc:8").low_discard
+    assert make_agent("ismcts:8:low_discard=1").low_discard
+    assert make_agent("champion:8:low_discard=1").searcher.low_discard
 
 
 # ============================================================================ discard inference
@@ -581,6 +617,7 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("ismcts:8:halving=1", "unknown option"),
                                        ("champion:x", "positive number of samples"),
                                        ("champion:8:c=1", "unknown option"),
+                                       ("pimc:8:low_discard=yes", "low_discard is 0 or 1"),
                                        ("champion:8:rollout=ppo", "rollout must be one of"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
@@ -625,6 +662,7 @@ def test_explain_gives_a_value_per_searched_action():
     "test_search.py::test_inferred_worlds_follow_the_discards_and_must_beat_makes_them_hard_facts",
     "test_search.py::test_lookahead_plays_each_action_then_the_others_until_the_seat_acts_again",
     "test_search.py::test_history_log_likelihoods_replay_each_world_and_score_the_others_decisions",
+    "test_search.py::test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_action_discards",
     pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
                  marks=pytest.mark.slow),
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),

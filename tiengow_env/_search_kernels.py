@@ -53,7 +53,7 @@ from .layout import (
     T_BEAT_START,
     T_MASK,
 )
-from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
+from .tiles import NUM_TYPES, TILE_TYPE, TILE_WORTH, TYPE_MASK
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
@@ -298,15 +298,25 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
 
 # ----------------------------------------------------------------------------- PIMC
 @njit(cache=True)
-def finish_world(state, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp):
+def finish_world(state, policy, epsilons, low_discard, endgame, face_up, singles, table, rules, rng, scratch, solver,
+                 stamp):
     """Play ``state`` to the end of the hand: the rollout policy, each decision of seat s
-    replaced by a uniformly random legal action with probability ``epsilons[s]``, until at
-    most ``endgame`` tiles are left in the hands, then the exact max-n endgame. Returns solver
-    nodes used."""
+    replaced by a uniformly random legal action with probability ``epsilons[s]`` (with
+    ``low_discard``, a random discard throws the tile worth least: the randomness is in whether
+    to beat and what to lead, not in throwing away a strong tile), until at most ``endgame``
+    tiles are left in the hands, then the exact max-n endgame. Returns solver nodes used."""
+    C = rules[R_COMBOS]
     while state[S_PHASE] != PHASE_OVER and tiles_in_hands(state, rules) > endgame:
         threshold = np.int64(epsilons[state[S_TO_ACT]] * EPSILON_UNIT)
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
-            action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
+            n = K.legal_actions(state, table, rules, scratch)
+            action = scratch[K.rand_below(rng, n)]
+            if low_discard and C <= action < C + NUM_TYPES:
+                for i in range(n):  # the discard worth least, ties to the lowest id (greedy's discard)
+                    a = scratch[i]
+                    if C <= a < C + NUM_TYPES and (TILE_WORTH[a - C] < TILE_WORTH[action - C] or (
+                            TILE_WORTH[a - C] == TILE_WORTH[action - C] and a < action)):
+                        action = a
         else:
             action = PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch)
         K.step(state, action, table, rules)
@@ -321,7 +331,8 @@ def finish_world(state, policy, epsilons, endgame, face_up, singles, table, rule
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, endgame, beta, events, keep,
+def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, low_discard, endgame, beta,
+                events, keep,
                 pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
@@ -377,8 +388,8 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
                     rng[0] = start
                 child[:] = world
                 K.step(child, actions[i], table, rules)
-                nodes += finish_world(child, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch,
-                                      solver, stamp)
+                nodes += finish_world(child, policy, epsilons, low_discard, endgame, face_up, singles, table, rules,
+                                      rng, scratch, solver, stamp)
                 sums[i] += weight * chips(child, seat)
                 totals[i] += weight
                 out_worlds[i] += 1
@@ -455,8 +466,8 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgame, events, keep, face_up, singles,
-           table, rules, rng, links, stats, solver, out_actions, out_visits, out_values):
+def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_discard, endgame, events, keep, face_up,
+           singles, table, rules, rng, links, stats, solver, out_actions, out_visits, out_values):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
     Each iteration deals a world consistent with what the seat knows, descends the tree by
@@ -533,7 +544,8 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, endgam
             path[length] = node
             length += 1
         stamp += 1
-        finish_world(world, policy, epsilons, endgame, face_up, singles, table, rules, rng, scratch, solver, stamp)
+        finish_world(world, policy, epsilons, low_discard, endgame, face_up, singles, table, rules, rng, scratch,
+                     solver, stamp)
         for k in range(1, length):
             v = path[k]
             stats[v, F_VISITS] += 1.0

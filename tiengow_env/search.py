@@ -187,12 +187,13 @@ def _rng(seed: int) -> np.ndarray:
 def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                 beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
                 epsilon: float = 0.0, own_epsilon: float | None = None, infer: float = 1.0,
-                paired: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                paired: bool = False, low_discard: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
     action's mean is over the worlds it was played in."""
     actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon,
-                                         own_epsilon=own_epsilon, infer=infer, paired=paired)
+                                         own_epsilon=own_epsilon, infer=infer, paired=paired,
+                                         low_discard=low_discard)
     return actions, values
 
 
@@ -200,7 +201,8 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
                  beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
                  epsilon: float = 0.0, bonus: np.ndarray | None = None,
                  own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False,
-                 worlds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 worlds: tuple[np.ndarray, np.ndarray] | None = None,
+                 low_discard: bool = False) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
     action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
     order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
@@ -224,7 +226,7 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     counts = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples,
-                           POLICIES[policy], epsilons, endgame, float(beta), events, keep, pool, cdf,
+                           POLICIES[policy], epsilons, bool(low_discard), endgame, float(beta), events, keep, pool, cdf,
                            game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
                            _rng(seed), ws.solver, values, counts, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
@@ -386,8 +388,8 @@ def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, work
 
 def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
                   policy: str = "greedy", endgame: int = 0, seed: int = 0, workspace: Workspace | None = None,
-                  epsilon: float = 0.0, own_epsilon: float | None = None,
-                  infer: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  epsilon: float = 0.0, own_epsilon: float | None = None, infer: float = 1.0,
+                  low_discard: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
 
     ``exploration`` is UCB1's constant on rewards of chips / ``scale``. Actions the search
@@ -406,8 +408,9 @@ def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, 
     visits = np.zeros(width, dtype=np.float64)
     values = np.zeros(width, dtype=np.float64)
     count = SK.ismcts(game.state, game.to_act, iterations, float(exploration), float(scale), POLICIES[policy],
-                      epsilons, endgame, events, keep, game.rules.discards_face_up, ws.singles, game.combos.table,
-                      game.combos.rules_array, _rng(seed), links, stats, ws.solver, actions, visits, values)
+                      epsilons, bool(low_discard), endgame, events, keep, game.rules.discards_face_up, ws.singles,
+                      game.combos.table, game.combos.rules_array, _rng(seed), links, stats, ws.solver, actions, visits,
+                      values)
     order = np.argsort(actions[:count], kind="stable")
     return actions[:count][order], visits[:count][order], values[:count][order]
 
