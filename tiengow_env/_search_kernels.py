@@ -53,7 +53,7 @@ from .layout import (
     T_BEAT_START,
     T_MASK,
 )
-from .tiles import NUM_TYPES, TILE_TYPE, TILE_WORTH, TYPE_MASK
+from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
@@ -312,11 +312,12 @@ def finish_world(state, policy, epsilons, low_discard, endgame, face_up, singles
             n = K.legal_actions(state, table, rules, scratch)
             action = scratch[K.rand_below(rng, n)]
             if low_discard and C <= action < C + NUM_TYPES:
-                for i in range(n):  # the discard worth least, ties to the lowest id (greedy's discard)
-                    a = scratch[i]
-                    if C <= a < C + NUM_TYPES and (TILE_WORTH[a - C] < TILE_WORTH[action - C] or (
-                            TILE_WORTH[a - C] == TILE_WORTH[action - C] and a < action)):
-                        action = a
+                discards = 0  # greedy's choice among the discards alone: the one of the tile worth least
+                for i in range(n):
+                    if C <= scratch[i] < C + NUM_TYPES:
+                        scratch[discards] = scratch[i]
+                        discards += 1
+                action = K.greedy_choice(scratch, discards, False, table, rules)
         else:
             action = PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch)
         K.step(state, action, table, rules)
@@ -332,8 +333,7 @@ def finish_world(state, policy, epsilons, low_discard, endgame, face_up, singles
 
 @njit(cache=True)
 def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, low_discard, endgame, beta,
-                events, keep,
-                pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
+                events, keep, pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
     played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
