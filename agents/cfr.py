@@ -51,6 +51,7 @@ from .infra import atomic_write
 DEFAULT_POLICY = Path(__file__).resolve().parent / "policies" / "cfr_standard.npz"
 FORMAT = "tiengow-cfr-policy"
 VERSION = 1
+ACTS = ("sample", "argmax")  # how an abstract policy is played: sample it, or its most likely action
 REQUIRED = {"tabular": ("policy", "fingerprint", "banker"), "abstract": ("keys", "probabilities", "act")}
 
 
@@ -82,8 +83,10 @@ def load_policy(path: str) -> dict[str, Any]:
         raise ValueError(f"policy file {path} is corrupt or not an .npz file ({err}); expected {expected}") from None
     if str(arrays.get("format", "")) != FORMAT:
         raise ValueError(f"{path} is not a CFR policy file; expected {expected}")
-    if int(arrays.get("version", -1)) != VERSION:
-        raise ValueError(f"{path}: policy file version {arrays.get('version')} is not supported; expected {VERSION}")
+    version = arrays.get("version")
+    if version is None or version.shape != () or version.dtype.kind not in "iu" or int(version) != VERSION:
+        shown = "none" if version is None else repr(version.tolist())
+        raise ValueError(f"{path}: policy file version {shown} is not supported; expected {VERSION}")
     kind = str(arrays.get("kind", ""))
     if kind not in REQUIRED:
         raise ValueError(f"{path}: unknown policy kind {kind!r}; expected one of {', '.join(REQUIRED)}")
@@ -92,13 +95,22 @@ def load_policy(path: str) -> dict[str, Any]:
         raise ValueError(f"{path}: a {kind} policy needs the arrays {', '.join(REQUIRED[kind])}; missing {missing[0]}")
     try:
         meta = json.loads(str(arrays["meta"]))
-    except (KeyError, ValueError):
-        raise ValueError(f"{path}: the 'meta' entry is missing or not JSON; expected {expected}") from None
+    except (KeyError, ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: the 'meta' entry is missing or not a JSON object; expected {expected}")
     out = {"kind": kind, "meta": meta, "path": path}
     if kind == "tabular":
+        banker = arrays["banker"]
+        if banker.shape != () or banker.dtype.kind not in "iu" or arrays["policy"].dtype.kind not in "fiu":
+            raise ValueError(f"{path}: a tabular policy needs a whole-number 'banker' and a numeric 'policy' "
+                             f"array; got banker {banker.tolist()!r:.40} and a {arrays['policy'].dtype} policy")
         out.update(policy=np.asarray(arrays["policy"], dtype=np.float64), fingerprint=str(arrays["fingerprint"]),
-                   banker=int(arrays["banker"]))
+                   banker=int(banker))
     else:
+        if arrays["keys"].dtype.kind not in "iu" or arrays["probabilities"].dtype.kind not in "fiu":
+            raise ValueError(f"{path}: an abstract policy needs whole-number 'keys' and numeric 'probabilities'; "
+                             f"got {arrays['keys'].dtype} and {arrays['probabilities'].dtype}")
         keys = np.asarray(arrays["keys"], dtype=np.int64)
         probabilities = np.asarray(arrays["probabilities"], dtype=np.float64)
         if (keys.ndim != 1 or probabilities.shape != (len(keys), NUM_ABSTRACT) or (np.diff(keys) <= 0).any()
@@ -107,7 +119,10 @@ def load_policy(path: str) -> dict[str, Any]:
                              f"(keys, {NUM_ABSTRACT}) probability table; got {keys.shape} and {probabilities.shape}")
         if not np.isfinite(probabilities).all() or (probabilities < 0).any():
             raise ValueError(f"{path}: probabilities must be finite and non-negative")
-        out.update(keys=keys, probabilities=probabilities, act=str(arrays["act"]))
+        act = str(arrays["act"])
+        if act not in ACTS:
+            raise ValueError(f"{path}: 'act' must be one of {', '.join(ACTS)}, got {act[:40]!r}")
+        out.update(keys=keys, probabilities=probabilities, act=act)
     return out
 
 

@@ -89,6 +89,11 @@ class ChampionAgent(SearchAgent):
                                   paired=True, endgame=endgame, low_discard=low_discard)
         self.searcher.workspace = self.workspace
 
+    @property
+    def budget(self) -> dict[str, int]:
+        return {**self.searcher.budget, "worlds": self.worlds if self.value > 0 else 0,
+                "particles": self.particles if self.belief > 0 else 0}
+
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         with self.threads.limit(limits=1, user_api="blas"):
             return self._search(game, seed)

@@ -52,6 +52,12 @@ class SearchAgent(Agent):
         """(legal actions searched, the score the bot maximises, mean chips) at the seat to act."""
         raise NotImplementedError
 
+    @property
+    def budget(self) -> dict[str, int]:
+        """What a decision may cost, in the spec's own numbers ({"samples": ..., "endgame": tiles
+        solved exactly, ...}), so that a server can cap what a request asks for."""
+        raise NotImplementedError
+
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         if game is None:
             raise ValueError(f"the {self.name} agent searches: call act(observation, mask, game=game)")
@@ -87,6 +93,10 @@ class PimcAgent(SearchAgent):
         self.epsilon, self.own_epsilon, self.infer, self.paired = epsilon, own_epsilon, infer, paired
         self.low_discard = low_discard
 
+    @property
+    def budget(self) -> dict[str, int]:
+        return {"samples": self.samples, "endgame": self.endgame}
+
     def search(self, game: Game, seed: int, bonus: np.ndarray | None = None,
                worlds: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``SearchAgent.search``; ``bonus`` (chips per legal action) is added to the means
@@ -111,6 +121,10 @@ class IsmctsAgent(SearchAgent):
         super().__init__(rules, seed)
         self.iterations, self.policy, self.endgame, self.exploration = iterations, policy, endgame, exploration
         self.epsilon, self.own_epsilon, self.infer, self.low_discard = epsilon, own_epsilon, infer, low_discard
+
+    @property
+    def budget(self) -> dict[str, int]:
+        return {"iterations": self.iterations, "endgame": self.endgame}
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         actions, visits, chips = ismcts_values(game, self.iterations, self.exploration, policy=self.policy,

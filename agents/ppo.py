@@ -73,9 +73,21 @@ def read_checkpoint(path: str) -> dict:
         raise ValueError(f"{path} is not a PPO checkpoint (expected format {FORMAT!r})")
     if data.get("version") != VERSION:
         raise ValueError(f"{path} is a version {data.get('version')} PPO checkpoint; this code reads version {VERSION}")
-    missing = [k for k in ("config", "model") if k not in data]
+    missing = [k for k in ("config", "model") if not isinstance(data.get(k), dict)]
     if missing:
-        raise ValueError(f"{path} is a damaged PPO checkpoint: it has no {missing[0]!r}")
+        raise ValueError(f"{path} is a damaged PPO checkpoint: it has no {missing[0]!r} dictionary")
+    for key in ("hidden", "layers"):
+        value = data["config"].get(key)
+        if type(value) is not int or value < (1 if key == "hidden" else 0):
+            raise ValueError(f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
+                             f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}")
+    for name, tensor in data["model"].items():
+        if not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
+                or tensor.layout != torch.strided:
+            kind = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor"
+                    if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
+            raise ValueError(f"{path} is a damaged PPO checkpoint: model entry {name!r} must be a dense float32 "
+                             f"tensor, got {kind}")
     return data
 
 
@@ -86,7 +98,7 @@ def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, lis
     the file has none). ValueError if the weights do not fit its config (``layers`` hidden layers
     of width ``hidden``, the observation and actions of its rules)."""
     config, model = data["config"], data["model"]
-    names = [f"trunk.{2 * k}" for k in range(int(config.get("layers", 0)))] + ["policy"]
+    names = [f"trunk.{2 * k}" for k in range(config["layers"])] + ["policy"]
     try:
         scale = model["input_scale"].numpy().copy()
         layers = [(model[f"{name}.weight"].numpy().copy(), model[f"{name}.bias"].numpy().copy()) for name in names]
@@ -96,13 +108,22 @@ def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, lis
         rules = RuleSet.from_spec(config["rules"])
     except (KeyError, AttributeError, ValueError) as err:
         raise ValueError(f"{path}: the model weights do not fit its config (missing or bad entry: {err})") from None
-    widths = [scale.shape[0]] + [int(config["hidden"])] * (len(names) - 1) + [table_for(rules).num_actions]
+    widths = [scale.shape[0] if scale.ndim == 1 else -1] + [config["hidden"]] * (len(names) - 1) \
+        + [table_for(rules).num_actions]
     expected = [(widths[k + 1], widths[k]) for k in range(len(names))]
     if scale.shape != (ObservationLayout(rules.players, rules.hand_size).size,) \
             or [w.shape for w, _ in layers] != expected or any(b.shape != (w.shape[0],) for w, b in layers) \
             or (value is not None and (value[0].shape != (1, widths[-2]) or value[1].shape != (1,))):
-        raise ValueError(f"{path}: the model weights do not fit its config (layer shapes "
-                         f"{[w.shape for w, _ in layers]}, expected {expected}; value head (1, {widths[-2]}))")
+        def shapes(pairs):
+            return ", ".join(f"{tuple(w.shape)} + bias {tuple(b.shape)}" for w, b in pairs)
+        raise ValueError(f"{path}: the model weights do not fit its config: input scale {tuple(scale.shape)}, "
+                         f"layers {shapes(layers)}"
+                         + (f", value head {shapes([value])}" if value is not None else "")
+                         + f"; expected input scale ({widths[0]},), layers {expected} (each with its bias), "
+                           f"value head (1, {widths[-2]}) + bias (1,)")
+    arrays = [scale] + [a for pair in layers + ([value] if value is not None else []) for a in pair]
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError(f"{path}: the model weights are not all finite numbers (nan or inf): a damaged checkpoint")
     return scale, layers, value
 
 

@@ -347,3 +347,21 @@ def test_nashconv_refuses_a_policy_of_another_tree(tmp_path, small_policy):
         _cli("nashconv", str(out), "--banker", "1")
     with pytest.raises(ValueError, match="abstract"):
         _cli("nashconv", small_policy[0])
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"version": np.array("x")}, "policy file version 'x' is not supported; expected 1"),
+    ({"version": np.array([1, 1])}, "policy file version [1, 1] is not supported"),
+    ({"meta": np.array("[1, 2]")}, "the 'meta' entry is missing or not a JSON object"),
+    ({"act": np.array("weird")}, "'act' must be one of sample, argmax, got 'weird'"),
+    ({"keys": np.array(["a", "b"])}, "an abstract policy needs whole-number 'keys'"),
+])
+def test_a_policy_file_with_a_bad_field_is_refused_naming_it(tmp_path, small_policy, change, words):
+    _, keys, rows = small_policy
+    fields = {"format": np.array("tiengow-cfr-policy"), "version": np.array(1), "kind": np.array("abstract"),
+              "meta": np.array("{}"), "keys": keys, "probabilities": rows, "act": np.array("argmax"), **change}
+    path = tmp_path / "bad.npz"
+    np.savez(path, **fields)
+    with pytest.raises(ValueError) as err:
+        make_agent(f"cfr:{path}")
+    assert str(path) in str(err.value) and words in str(err.value)

@@ -370,3 +370,54 @@ def test_vector_match_matches_aec_match():
             assert list(venv.episode_net[0]) == list(env.session.episode_chips[:4])
             break
         assert not venv.terminated[0]
+
+
+def test_an_opponent_policy_that_fails_ends_the_episode_until_reset():
+    calls = []
+
+    def flaky(observation, mask):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("flaky opponent")
+        return int(np.flatnonzero(mask)[0])
+
+    env = TienGowEnv(seat=0, opponents=flaky)
+    with pytest.raises(ValueError, match=r"call reset\(\) before the first step"):
+        env.step(0)
+    _, info = env.reset(seed=1)
+    with pytest.raises(RuntimeError, match="flaky opponent") as err:
+        env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert "raised by the opponent policy at seat" in err.value.__notes__[0]
+    assert not env.action_masks().any()  # no decision of the learner's is open
+    state = env.session.state.copy()
+    for action in env.session.game.legal_actions():  # not even the seat the opponent left to act
+        with pytest.raises(ValueError, match="an opponent's policy failed during the last call"):
+            env.step(action)
+    assert np.array_equal(env.session.state, state)
+    _, info = env.reset(seed=2)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))  # a new episode plays
+
+
+@pytest.mark.parametrize("opponents", [{9: None}, {"a": None}, {0: None}])
+def test_opponents_keyed_by_anything_but_an_opponents_seat_are_refused(opponents):
+    with pytest.raises(ValueError, match="is not an opponent's seat; the keys are the seats 1, 2, 3"):
+        TienGowEnv(seat=0, opponents=opponents)
+
+
+@pytest.mark.parametrize("out", [np.zeros(1, np.int64), np.zeros(8), [0] * 8, np.zeros((8, 1), np.int64)])
+def test_random_actions_refuses_an_out_array_it_cannot_fill(out):
+    env = VectorEnv(8, seed=1)
+    env.reset()
+    with pytest.raises(ValueError, match=r"out must be a writeable int64 array of shape \(8,\)"):
+        env.random_actions(out)
+    filled = np.zeros(8, np.int64)
+    assert env.random_actions(filled) is filled and env.action_mask[np.arange(8), filled].all()
+
+
+@pytest.mark.parametrize("agent", ["player_9", 0, []])
+def test_an_unknown_agent_name_is_a_value_error(agent):
+    env = tiengow_v0.raw_env()
+    env.reset(seed=1)
+    for call in (env.observe, env.action_space, env.observation_space, env.information_state):
+        with pytest.raises(ValueError, match="unknown agent .*; the agents are player_0, player_1"):
+            call(agent)

@@ -214,6 +214,7 @@ BAD_RECORDS = [
     ("long_hand", rec([], hands=DEAL[:3] + [DEAL[3] + ["6-6"]]), ["hand 3 must be a list of 8 tiles"]),
     ("three_hands", rec([], hands=DEAL[:3]), ["hands must be a list of 4 hands"]),
     ("hands_not_a_list", rec([], hands="6-6 1-1"), ["hands must be a list of 4 hands"]),
+    ("hands_null", rec([], hands=None), ["hands must be a list of 4 hands", "got None"]),  # not a random deal
     ("hand_not_a_list", rec([], hands=DEAL[:3] + ["1-1 4-4 5-5 6-5 6-5 5-1 6-2 4-2"]),
      ["hand 3 must be a list of 8 tiles"]),
     ("three_player_hands_for_four", {**rec([]), "rules": "three_player"}, ["hands must be a list of 3 hands"]),

@@ -266,6 +266,52 @@ def test_corrupt_or_mismatched_checkpoint_is_refused(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
 
 
+def _damaged(data: dict, change: str) -> dict:
+    """The shipped checkpoint with one thing broken."""
+    import copy
+    data = copy.deepcopy(data)
+    config, model = data["config"], data["model"]
+    if change == "config a list":
+        data["config"] = list(config.items())
+    elif change == "model a tensor":
+        data["model"] = torch.zeros(3)
+    elif change == "no hidden":
+        del config["hidden"]
+    elif change == "layers a string":
+        config["layers"] = "x"
+    elif change == "bfloat16":
+        model["policy.weight"] = model["policy.weight"].to(torch.bfloat16)
+    elif change == "int weights":
+        model["policy.weight"] = model["policy.weight"].to(torch.int64)
+    elif change == "sparse":
+        model["policy.weight"] = model["policy.weight"].to_sparse()
+    elif change == "nan":
+        model["trunk.0.weight"][0, 0] = float("nan")
+    elif change == "value head":
+        model["value.weight"] = torch.zeros(2, 2)
+    return data
+
+
+@pytest.mark.parametrize("change, words", [
+    ("config a list", "it has no 'config' dictionary"),
+    ("model a tensor", "it has no 'model' dictionary"),
+    ("no hidden", "its config's 'hidden' must be a whole number >= 1, got None"),
+    ("layers a string", "its config's 'layers' must be a whole number >= 0, got 'x'"),
+    ("bfloat16", "model entry 'policy.weight' must be a dense float32 tensor, got a torch.bfloat16 tensor"),
+    ("int weights", "got a torch.int64 tensor"),
+    ("sparse", "got a sparse torch.float32 tensor"),
+    ("nan", "the model weights are not all finite numbers"),
+    ("value head", "value head (2, 2) + bias (1,); expected"),
+])
+def test_a_damaged_checkpoint_is_refused_naming_the_file_and_the_field(tmp_path, change, words):
+    from tiengow.agents.ppo import DEFAULT_POLICY
+    path = tmp_path / "damaged.pt"
+    torch.save(_damaged(torch.load(DEFAULT_POLICY, weights_only=True), change), path)
+    with pytest.raises(ValueError) as err:
+        make_agent(f"ppo:{path}")
+    assert str(path) in str(err.value) and words in str(err.value) and "\n" not in str(err.value)
+
+
 # ============================================================================ the command line (issue 16)
 def _cli(*argv: str) -> int:
     from tiengow.cli import main

@@ -76,6 +76,20 @@ def state(client):
     return client.get("/api/state").json()
 
 
+def test_a_hand_the_disk_will_not_save_still_counts_and_says_why(client, tmp_path):
+    match = new_match(client, hands=2, seed=11)
+    (tmp_path / match["folder"]).write_text("a file where the match's folder goes")
+    match = play_out(client, match, random.Random(0))
+    (last,) = match["finished"]
+    assert last["record"] is None and "cannot save the hand record hand-001.json" in last["save_error"]
+    assert match["settlement"] and sum(last["net"]) == 0 and [s["chips"] for s in match["seats"]] == last["net"]
+    (tmp_path / match["folder"]).unlink()  # the disk is back: the next hand saves both hands in match.jsonl
+    match = play_out(client, client.post("/api/next", json={}).json()["match"], random.Random(1))
+    assert match["finished"][1]["record"] == f"{match['folder']}/hand-002.json"
+    lines = (tmp_path / match["folder"] / "match.jsonl").read_text().splitlines()
+    assert [replay(json.loads(line))["net"] for line in lines] == [h["net"] for h in match["finished"]]
+
+
 @pytest.mark.parametrize("path, body, status, words", [
     ("/api/move", {"option": 99}, 400, "there is no move 99"),
     ("/api/move", {"option": "1"}, 400, "there is no move"),
@@ -178,7 +192,18 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
 
 
 @pytest.mark.parametrize("body, words", [
-    ({"bots": "nosuch"}, "seat 1: unknown agent 'nosuch'; agents are: "),
+    ({"bots": "nosuch"}, "seat 1: 'nosuch' is not a built-in agent; the page plays cfr, champion, expert"),
+    ({"bots": "os:getcwd"}, "(plugins and MODULE:FACTORY run code, so only the command line loads them)"),
+    ({"bots": "ppo:/etc/hostname"}, "seat 1: 'ppo:/etc/hostname' names a file; the page plays the shipped"),
+    ({"bots": "ppo:model.pt,sample"}, "names a file"),
+    ({"bots": "cfr:policy.npz"}, "names a file"),
+    ({"bots": "champion:16:prior=net.pt"}, "names a file"),
+    ({"bots": "pimc:1000000000"}, "seat 1: 'pimc:1000000000' asks for samples 1000000000; a bot on the page "
+                                  "searches with at most 10000"),
+    ({"bots": "search:100"}, "asks for samples 100000"),
+    ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
+    ({"bots": "pimc:8:endgame=32"}, "asks for endgame 32; a bot on the page searches with at most 8"),
+    ({"bots": "champion:16:value=0.5:worlds=5000"}, "asks for worlds 5000"),
     ({"bots": "pimc:abc"}, "seat 1: pimc takes a positive number of samples"),
     ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
     ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
@@ -214,6 +239,13 @@ def test_sessions_are_separate_bounded_and_expire(tmp_path):
         new_match(c, seed=k)
     assert [state(c)["match"]["seed"] for c in clients[1:]] == [1, 2, 3]
     assert state(clients[0])["match"] is None  # the least recently used went
+    for _ in range(10):  # requests without a cookie, good or refused, make no session
+        fresh = TestClient(app, base_url="http://127.0.0.1")
+        assert fresh.get("/").status_code == 200 and state(fresh) == {"match": None}
+        assert fresh.post("/api/move", json={"option": 0}).status_code == 409
+        assert fresh.post("/api/new", json={"bots": "nosuch"}).status_code == 400
+        assert not fresh.cookies
+    assert [state(c)["match"]["seed"] for c in clients[1:]] == [1, 2, 3]
     sessions = Sessions(limit=5, idle=0.0)
     sessions.create()
     sid, _ = sessions.create()
@@ -271,6 +303,24 @@ def test_no_file_outside_the_records_folder_can_be_read(folder, name, status):
         response = c.get(endpoint, params={} if name is None else {"path": name})
         assert response.status_code == status, (endpoint, name, response.text)
         assert set(response.json()) == {"error"}
+
+
+@pytest.mark.parametrize("query, status", [
+    ({"path": "x" * 5000}, 404), ({"path": "m1/" * 3000 + "x.json"}, 404), ({"path": "a" * 300 + ".json"}, 404),
+    ({"path": "m1/hand-001.json", "index": "\u00b2"}, 400), ({"path": "m1/hand-001.json", "index": "9" * 5000}, 400),
+])
+def test_names_and_indexes_the_file_system_or_int_refuse_are_a_4xx(folder, query, status):
+    c = TestClient(create_app(folder), base_url="http://127.0.0.1")
+    response = c.get("/api/replay", params=query)
+    assert response.status_code == status and set(response.json()) == {"error"}, response.text
+    assert str(folder) not in response.json()["error"]
+
+
+@pytest.mark.parametrize("path", ["/api/new", "/api/league", "/api/move"])
+def test_a_body_nested_too_deeply_is_a_400(client, path):
+    response = client.post(path, content=b"[" * 100_000, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.json() == {"error": "the request body is nested too deeply "
+                                                                        "to be a request"}
 
 
 @pytest.mark.parametrize("raw", ["..%2Fsecret.json", "m1%2F..%2F..%2Fsecret.json", "%2Fetc%2Fpasswd",

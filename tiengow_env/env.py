@@ -311,10 +311,17 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
     # ----------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._seat(agent)]]
+
+    def _seat(self, agent: str) -> int:
+        try:
+            return self.agent_name_mapping[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            raise ValueError(f"unknown agent {short_repr(agent)}; the agents are "
+                             f"{', '.join(self.possible_agents)}") from None
 
     def information_state_space(self, agent: str) -> spaces.Box:
         return self._information_space
@@ -350,14 +357,14 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         session = self.session
         obs = np.empty(session.observation_size, _FLOAT32)
         mask = np.empty(session.num_actions, _INT8)
-        session.observe(self.agent_name_mapping[agent], obs, mask)
+        session.observe(self._seat(agent), obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     def information_state(self, agent: str) -> np.ndarray:
         """The agent's perfect-recall information-state vector (observation.py)."""
         if not self._has_reset:
             raise ValueError("call reset() before information_state()")
-        return self.session.information_state(self.agent_name_mapping[agent])
+        return self.session.information_state(self._seat(agent))
 
     def step(self, action: Any) -> None:
         self._moves += 1

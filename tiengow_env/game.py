@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -440,6 +441,9 @@ def parse_record(record: object) -> tuple[Game, list]:
     actions = record.get("actions", [])
     if not isinstance(actions, list):
         raise bad("'actions' must be a list")
+    if not isinstance(record["hands"], list):  # Game(hands=None) would deal at random
+        raise bad(f"hands must be a list of {rules.players} hands, each a list of tile names; "
+                  f"got {short_repr(record['hands'])}")
     try:
         game = Game(hands=record["hands"], banker=banker, rules=rules, streak=streak)
     except ValueError as err:
@@ -497,6 +501,9 @@ def load_records(path: str) -> list[Any]:
     be a record (not UTF-8, not JSON, nested too deeply, empty or blank) is a ``RecordError``
     in its place, and the other lines are read as usual.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"load_records takes the path of a .json or .jsonl file, got {short_repr(path)}")
+    path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
     if not path.endswith(".jsonl"):

@@ -113,6 +113,7 @@ class TienGowEnv(gym.Env):
         self.action_space = LegalDiscrete(self.session.num_actions, self._mask)
         self._carry = 0  # chips paid to the learning seat before its first decision
         self._terminated = True
+        self._refusal = "call reset() before the first step"  # why step() cannot go on, or None
 
     def _opponent_policies(self, opponents: Any) -> dict[int, Policy | None]:
         """Seat -> policy (None: the built-in uniformly random policy)."""
@@ -123,6 +124,10 @@ class TienGowEnv(gym.Env):
             return dict.fromkeys(others, opponents)
         if isinstance(opponents, Mapping):
             chosen = dict(opponents)
+            unknown = [s for s in chosen if s not in others]
+            if unknown:
+                raise ValueError(f"opponents: {short_repr(unknown[0])} is not an opponent's seat; the keys are "
+                                 f"the seats {', '.join(map(str, others))}")
         elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) not in (len(others), self.session.players):
                 raise ValueError(f"opponents must list {len(others)} policies (the other seats in order) "
@@ -151,15 +156,15 @@ class TienGowEnv(gym.Env):
             seed = int(self.np_random.integers(2**63))
         session.reset(seed)
         self._carry = 0
-        self._terminated = False
+        self._terminated, self._refusal = False, None
         self._carry = self._play_opponents(before_first_decision=True)
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._terminated:
-            raise ValueError("the episode is over; call reset()")
+        if self._refusal is not None:
+            raise ValueError(self._refusal)
         session = self.session
         if isinstance(action, SampledAction):
             action = action.resolve(self._mask)
@@ -169,6 +174,8 @@ class TienGowEnv(gym.Env):
         self._carry = 0
         chips += self._play_opponents(before_first_decision=False)
         self._terminated = session.episode_over
+        if self._terminated:
+            self._refusal = "the episode is over; call reset()"
         if self.render_mode == "human":
             self.render()
         return self._observation(), chips * session.reward_scale, self._terminated, False, self._info()
@@ -195,7 +202,18 @@ class TienGowEnv(gym.Env):
     # ----------------------------------------------------------------- internals
     def _play_opponents(self, before_first_decision: bool) -> int:
         """Let the opponents decide until the learning seat is to act or the episode is over;
-        return the chips paid to the learning seat meanwhile."""
+        return the chips paid to the learning seat meanwhile. If an opponent's policy fails, the
+        error goes on to the caller, and the episode cannot go on (``step`` refuses until
+        ``reset``): the learner's action stood, but no opponent's answer did."""
+        try:
+            return self._opponents_until_learner(before_first_decision)
+        except Exception:
+            self._terminated = True
+            self._refusal = "an opponent's policy failed during the last call, so this episode cannot go on; call reset()"
+            self._mask.fill(0)
+            raise
+
+    def _opponents_until_learner(self, before_first_decision: bool) -> int:
         session = self.session
         chips = 0
         while True:
@@ -213,7 +231,11 @@ class TienGowEnv(gym.Env):
                 legal = np.flatnonzero(self._opp_mask)
                 session.step(int(legal[self.np_random.integers(len(legal))]))
             else:
-                action = policy(self._opp_obs.copy(), self._opp_mask.copy())
+                try:
+                    action = policy(self._opp_obs.copy(), self._opp_mask.copy())
+                except Exception as err:
+                    err.add_note(f"raised by the opponent policy at seat {seat}")
+                    raise
                 try:
                     status = session.step(action)
                 except ValueError as err:

@@ -123,9 +123,14 @@ class VectorEnv:
         return self.observation, self.action_mask, self.to_act, self.rewards, self.terminated
 
     def random_actions(self, out: np.ndarray | None = None) -> np.ndarray:
-        """A uniformly random legal action per env (int64 (N,)), drawn in compiled code."""
+        """A uniformly random legal action per env (int64 (N,)), drawn in compiled code;
+        ``out``, if given, is that array to fill."""
         if out is None:
             out = np.empty(self.num_envs, dtype=np.int64)
+        elif (not isinstance(out, np.ndarray) or out.dtype != np.int64 or out.shape != (self.num_envs,)
+              or not out.flags.writeable):
+            raise ValueError(f"out must be a writeable int64 array of shape ({self.num_envs},), got "
+                             + (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__))
         K.random_legal_actions(self.legal_actions, self._action_rngs, out)
         return out
 

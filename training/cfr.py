@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tiengow.agents.cfr import FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
+from tiengow.agents.cfr import ACTS, FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
 from tiengow.agents.infra import ScalarLog
 from tiengow_env.rules import RuleSet
 
@@ -105,8 +105,8 @@ class CfrConfig:
         if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
             raise ValueError(f"eval_opponents must be a list of agent specs such as [greedy, expert], "
                              f"got {self.eval_opponents!r}")
-        if self.act not in ("sample", "argmax"):
-            raise ValueError(f"act must be 'sample' or 'argmax', got {self.act!r}")
+        if self.act not in ACTS:
+            raise ValueError(f"act must be one of {', '.join(ACTS)}, got {self.act!r}")
         RuleSet.from_spec(self.rules)
 
 

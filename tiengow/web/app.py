@@ -1,6 +1,6 @@
 """The ASGI app of ``tiengow serve``: the page, its static files, and a small JSON API.
 
-    GET  /                     the page (static/index.html); sets the session cookie
+    GET  /                     the page (static/index.html)
     GET  /api/meta             tiles, rule presets, agent kinds, the records folder
     GET  /api/state            {"match": the session's match view, or null}
     POST /api/new              start a match: play (a person and bots) or watch (bots only)
@@ -11,8 +11,9 @@
     GET  /api/league?path=P    a league JSON of the folder    POST /api/league   an uploaded one
 
 The game state lives here, one match per browser session: the session is a random id in an
-HttpOnly, SameSite=Strict cookie, the sessions are bounded (the least recently used goes when
-a new one would pass the bound) and expire after an idle time. Every refused request is a 4xx
+HttpOnly, SameSite=Strict cookie, made by ``/api/new`` (no other request makes one, so requests
+without a cookie cannot crowd out the sessions in use); the sessions are bounded (the least
+recently used goes when a new one would pass the bound) and expire after an idle time. Every refused request is a 4xx
 ``{"error": "..."}`` and changes nothing. POST bodies must be JSON (``Content-Type:
 application/json``, which a cross-site form cannot send) and are size-bounded. On a loopback
 address the ``Host`` header must name the loopback (against DNS rebinding).
@@ -46,6 +47,7 @@ COOKIE = "tiengow_session"
 MAX_SESSIONS = 64
 IDLE_SECONDS = 2 * 3600
 MAX_BODY_BYTES = 4 * 2**20  # a league upload is the largest body
+MAX_INDEX_DIGITS = 9
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -120,6 +122,8 @@ async def read_json(request: Request) -> object:
             raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
     try:
         return json.loads(body.decode("utf-8")) if body else None
+    except RecursionError:
+        raise Refused("the request body is nested too deeply to be a request") from None
     except (ValueError, UnicodeDecodeError) as err:
         raise Refused(f"the request body is not valid JSON: {err}") from None
 
@@ -154,37 +158,37 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
     folder = RecordsFolder(records)
     sessions = sessions if sessions is not None else Sessions()
 
-    def session_of(request: Request) -> tuple[str, Session, bool]:
+    def session_of(request: Request, create: bool) -> tuple[str | None, Session, bool]:
+        """(id, the request's session, whether it is new). Without a live cookie: a new session
+        if ``create``, else a blank one that is not kept (no match: nothing to read or change)."""
         sid = request.cookies.get(COOKIE)
         session = sessions.get(sid)
         if session is not None:
             return sid, session, False
+        if not create:
+            return None, Session(), False
         sid, session = sessions.create()
         return sid, session, True
 
-    def respond(data: dict, sid: str, new: bool, status: int = 200) -> JSONResponse:
-        response = JSONResponse(data, status_code=status)
+    def respond(sid: str | None, new: bool, data: dict) -> JSONResponse:
+        response = JSONResponse(data)
         if new:
             response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", max_age=IDLE_SECONDS)
         return response
 
     async def match_request(request: Request, action) -> Response:
         """Run ``action(session, body)`` under the session's lock, in a worker thread."""
-        sid, session, new = session_of(request)
         body = await read_json(request) if request.method == "POST" else None
+        sid, session, new = session_of(request, create=False)
 
         def run() -> dict:
             with session.lock:
                 action(session, body)
                 return {"match": session.match.view() if session.match else None}
-        return respond(await run_in_threadpool(run), sid, new)
+        return respond(sid, new, await run_in_threadpool(run))
 
     async def page(request: Request) -> Response:
-        sid, _, new = session_of(request)
-        response = FileResponse(STATIC / "index.html", media_type="text/html")
-        if new:
-            response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", max_age=IDLE_SECONDS)
-        return response
+        return FileResponse(STATIC / "index.html", media_type="text/html")
 
     async def meta(request: Request) -> Response:
         from tiengow.agents import (
@@ -199,11 +203,17 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
         return await match_request(request, lambda session, body: None)
 
     async def new(request: Request) -> Response:
-        def start(session: Session, body: object) -> None:
-            config = parse_config(body)
+        body = await read_json(request)
+
+        def start() -> tuple[str, bool, dict]:
+            config = parse_config(body)  # a refused request makes no session
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            session.match = WebMatch(config, folder.root / f"{stamp}-{config.mode}-{secrets.token_hex(3)}")
-        return await match_request(request, start)
+            match = WebMatch(config, folder.root / f"{stamp}-{config.mode}-{secrets.token_hex(3)}")
+            sid, session, new = session_of(request, create=True)
+            with session.lock:
+                session.match = match
+                return sid, new, {"match": match.view()}
+        return respond(*await run_in_threadpool(start))
 
     def needs_match(session: Session) -> WebMatch:
         if session.match is None:
@@ -233,8 +243,8 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
 
     async def replay(request: Request) -> Response:
         index = request.query_params.get("index", "1")
-        if not index.isdigit():
-            raise Refused(f"index must be a whole number from 1, got {index!r}")
+        if not (index.isascii() and index.isdigit() and len(index) <= MAX_INDEX_DIGITS):
+            raise Refused(f"index must be a whole number from 1, got {index[:40]!r}")
         data = await run_in_threadpool(folder.replay, request.query_params.get("path"), int(index))
         return JSONResponse(data)
 

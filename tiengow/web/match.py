@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tiengow.agents import make_agent
-from tiengow.agents.base import Agent
+from tiengow.agents import _builtin, make_agent  # noqa: F401  (_builtin registers the built-in agents)
+from tiengow.agents.base import REGISTRY, Agent
 from tiengow.agents.infra import atomic_write
 from tiengow.ui.play import interpret, menu
 from tiengow.ui.tracker import HandLog
@@ -32,6 +32,8 @@ from tiengow_env.tiles import mask_names, mask_types
 from . import views as V
 
 MAX_HANDS = 100
+BUDGET_LIMITS = {  # the most a page's bot may search per decision (``SearchAgent.budget``)
+    "samples": 10_000, "iterations": 10_000, "endgame": 8, "worlds": 1_000, "particles": 4_000}
 TILE_NAME_LENGTH = 5  # "6-6"; a longer word is no tile name
 
 
@@ -105,15 +107,39 @@ def parse_config(body: object) -> MatchConfig:
 
 
 def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
-    """The agent of a spec, or ``Refused`` with ``make_agent``'s one-line message."""
+    """The agent of a spec, or ``Refused`` with a one-line message. A request may name only the
+    built-in agents, with the shipped networks and a bounded search (``BUDGET_LIMITS``): a
+    plugin or ``MODULE:FACTORY`` would run code on the server, and ``ppo:PATH``, ``cfr:PATH``
+    or ``prior=PATH`` would read its files; those are for the command line."""
     if not isinstance(spec, str) or not spec.strip():
         raise Refused(f"seat {seat}: an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
+    spec = spec.strip()
+    name, _, argument = spec.partition(":")
+    if name not in REGISTRY:
+        raise Refused(f"seat {seat}: {spec[:80]!r} is not a built-in agent; the page plays "
+                      f"{', '.join(sorted(REGISTRY))} (plugins and MODULE:FACTORY run code, so only the command "
+                      "line loads them)")
+    if names_file(name, argument):
+        raise Refused(f"seat {seat}: {spec[:80]!r} names a file; the page plays the shipped networks only "
+                      "(ppo, cfr and champion without a path)")
     try:
-        return make_agent(spec.strip(), rules)
+        agent = make_agent(spec, rules)
     except ValueError as err:
         raise Refused(f"seat {seat}: {err}") from None
-    except (OSError, ImportError) as err:
-        raise Refused(f"seat {seat}: cannot load agent {spec!r}: {err}") from None
+    for key, value in getattr(agent, "budget", {}).items():
+        if value > BUDGET_LIMITS[key]:
+            raise Refused(f"seat {seat}: {spec[:80]!r} asks for {key} {value}; a bot on the page searches with "
+                          f"at most {BUDGET_LIMITS[key]}")
+    return agent
+
+
+def names_file(name: str, argument: str) -> bool:
+    """Whether a built-in spec's argument names a file: ppo:PATH[,sample], cfr:PATH, prior=PATH."""
+    if name == "ppo":
+        return argument.removesuffix(",sample") not in ("", "sample")
+    if name == "cfr":
+        return bool(argument)
+    return any(part.startswith("prior=") for part in argument.split(":"))
 
 
 def for_page(message: str) -> str:
@@ -142,8 +168,7 @@ class WebMatch:
         self.banker: int | None = None
         self.streak = 1
         self.records: list[dict] = []   # the finished hands' records, in order
-        self.saved: list[str] = []      # their files, relative to the records folder's parent
-        self.finished: list[dict] = []  # per finished hand: number, net chips, record file
+        self.finished: list[dict] = []  # per finished hand: number, net chips, record file (or why not saved)
         self.version = 0                # counts changes, so the page knows when to redraw
         self.start_hand()
 
@@ -227,11 +252,13 @@ class WebMatch:
         winner = self.settlement["last_trick_winner"]
         self.streak = self.streak + 1 if winner == game.banker else 1
         self.banker = winner
-        self.save(self.log.record())
-        self.finished.append({"hand": self.hand_no, "net": net, "record": self.saved[-1]})
+        self.finished.append({"hand": self.hand_no, "net": net, **self.save(self.log.record())})
 
-    def save(self, record: dict) -> None:
-        """Write this hand's record and the match's ``match.jsonl``, each file whole."""
+    def save(self, record: dict) -> dict:
+        """Write this hand's record and the match's ``match.jsonl``, each file whole:
+        ``{"record": its file, relative to the records folder}``, or, if the disk refuses,
+        ``{"record": None, "save_error": why}``. The hand counts either way (the move that
+        ended it stands), and the next hand's ``match.jsonl`` holds this record again."""
         self.records.append(record)
         path = self.folder / f"hand-{self.hand_no:03d}.json"
         line = json.dumps(record)
@@ -240,8 +267,9 @@ class WebMatch:
             atomic_write(str(path), lambda f: f.write((line + "\n").encode()))
             atomic_write(str(self.folder / "match.jsonl"), lambda f: f.write(every.encode()))
         except OSError as err:
-            raise Refused(f"cannot save the hand record {path}: {err.strerror or err}", 500) from None
-        self.saved.append(f"{self.folder.name}/{path.name}")
+            return {"record": None, "save_error": f"cannot save the hand record {path.name} in {self.folder}: "
+                                                  f"{err.strerror or err}"}
+        return {"record": f"{self.folder.name}/{path.name}"}
 
     # ------------------------------------------------------------- requests
     def move(self, body: object) -> None:

@@ -24,6 +24,7 @@ from .match import Refused
 MAX_FILE_BYTES = 8 * 2**20
 MAX_LISTED = 500
 MAX_DEPTH = 2          # files in the folder and in its subfolders (one per match), no deeper
+MAX_NAME_LENGTH = 255  # characters of a file's path inside the folder
 MAX_LEAGUE_AGENTS = 64
 SUFFIXES = (".json", ".jsonl")
 
@@ -47,15 +48,21 @@ class RecordsFolder:
         if bad:
             raise Refused(f"{name!r} is not a file of the records folder: name it by its path inside the folder, "
                           "as the list shows it", 403)
-        path = (self.root / name).resolve()
-        if not path.is_relative_to(self.root):
-            raise Refused(f"{name!r} leads outside the records folder", 403)
-        if not path.is_file():
-            raise Refused(f"{name!r}: no such file in the records folder", 404)
-        if path.suffix not in SUFFIXES:
-            raise Refused(f"{name!r} is not a .json or .jsonl file", 403)
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise Refused(f"{name!r} is larger than {MAX_FILE_BYTES >> 20} MB", 413)
+        if len(name) > MAX_NAME_LENGTH or len(name.split("/")) > MAX_DEPTH:
+            raise Refused(f"{name[:40]!r}... is not a file of the records folder: its path has at most "
+                          f"{MAX_DEPTH} parts and {MAX_NAME_LENGTH} characters", 404)
+        try:
+            path = (self.root / name).resolve()
+            if not path.is_relative_to(self.root):
+                raise Refused(f"{name!r} leads outside the records folder", 403)
+            if not path.is_file():
+                raise Refused(f"{name!r}: no such file in the records folder", 404)
+            if path.suffix not in SUFFIXES:
+                raise Refused(f"{name!r} is not a .json or .jsonl file", 403)
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise Refused(f"{name!r} is larger than {MAX_FILE_BYTES >> 20} MB", 413)
+        except OSError as err:  # a name the file system refuses (too long, a loop of links, ...)
+            raise Refused(f"{name!r}: no such file in the records folder ({err.strerror or err})", 404) from None
         return path
 
     def listing(self) -> list[dict]:
@@ -94,6 +101,8 @@ class RecordsFolder:
         path = self.resolve(name)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+        except RecursionError:
+            raise Refused(f"{name} is nested too deeply to be a league", 422) from None
         except (ValueError, UnicodeDecodeError) as err:
             raise Refused(f"{name} is not JSON: {err}", 422) from None
         return {"path": name, **league_view(data)}
@@ -105,11 +114,11 @@ def describe(path: Path) -> dict | None:
     stat = path.stat()
     entry = {"size": stat.st_size, "mtime": stat.st_mtime}
     if path.suffix == ".jsonl":
-        with open(path, "rb") as f:
-            return {"kind": "hands", "count": sum(1 for line in f if line.strip()), **entry}
+        data = path.read_bytes()  # counted as load_records numbers them: one record per line, blank ones too
+        return {"kind": "hands", "count": data.count(b"\n") + (not data.endswith(b"\n") and bool(data)), **entry}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and "cross_table" in data:
         return {"kind": "league", "count": len(data.get("agents") or []), **entry}

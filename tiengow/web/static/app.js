@@ -229,8 +229,8 @@ function drawTrick(m, pos) {
 function drawInfo(m) {
   const rows = m.seats.map((s) => el("tr", {}, el("td", { text: s.you ? "you" : `seat ${s.seat}` }),
     el("td", { text: s.agent || "" }), el("td", { class: `num ${s.chips > 0 ? "pos" : s.chips < 0 ? "neg" : ""}`, text: signed(s.chips) })));
-  const saved = m.finished.length
-    ? el("p", { class: "small" }, `Saved: ${m.finished.map((f) => f.record).join(", ")}`) : null;
+  const files = m.finished.filter((f) => f.record).map((f) => f.record);
+  const saved = files.length ? el("p", { class: "small" }, `Saved: ${files.join(", ")}`) : null;
   put($("#match-info"),
     el("h3", { text: `Hand ${m.hand} of ${m.hands}` }),
     el("p", { class: "small", text: `${m.rules} rules · seed ${m.seed} · banker ${seatLabel(m, m.banker).toLowerCase()}${m.streak > 1 ? ` (streak ${m.streak})` : ""}` }),
@@ -377,7 +377,8 @@ function drawSettlement(m) {
     el("p", { text: `Columns: ${s.columns.map((c, i) => `${name(i)} ${c}`).join(" · ")}` }),
     settlementBlock(s, name),
     el("p", {}, el("b", { text: "Match chips: " }), s.chips_after.map((c, i) => `${name(i)} ${signed(c)}`).join(" · ")),
-    last ? el("p", { class: "small", "data-record": last.record, text: `Record saved: ${last.record}` }) : null,
+    last && last.record ? el("p", { class: "small", "data-record": last.record, text: `Record saved: ${last.record}` }) : null,
+    last && !last.record ? el("p", { class: "error", text: `Record not saved: ${last.save_error}` }) : null,
     next);
   box.classList.remove("hidden");
 }
