@@ -209,7 +209,8 @@ class TienGowEnv(gym.Env):
             return self._opponents_until_learner(before_first_decision)
         except Exception:
             self._terminated = True
-            self._refusal = "an opponent's policy failed during the last call, so this episode cannot go on; call reset()"
+            self._refusal = ("an opponent's policy failed during the last call, so this episode cannot go on; "
+                             "call reset()")
             self._mask.fill(0)
             raise
 
