@@ -226,7 +226,8 @@ def test_a_bad_new_match_is_refused_with_one_line(client, body, words):
 
 def test_the_host_header_must_name_the_loopback(tmp_path):
     app = create_app(tmp_path)
-    assert TestClient(app, base_url="http://evil.example").get("/api/meta").status_code == 400
+    refused = TestClient(app, base_url="http://evil.example").get("/api/meta")
+    assert refused.status_code == 400 and refused.headers["x-frame-options"] == "DENY"
     assert TestClient(app, base_url="http://localhost:8000").get("/api/meta").status_code == 200
     assert TestClient(create_app(tmp_path, loopback_only=False),
                       base_url="http://192.168.1.5").get("/api/meta").status_code == 200

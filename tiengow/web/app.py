@@ -137,12 +137,6 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        if self.loopback_only:
-            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
-            if name.lower() not in LOOPBACK_NAMES:
-                response = error(f"this server answers only on the loopback address, not to Host {host!r}", 400)
-                return await response(scope, receive, send)
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
@@ -150,6 +144,12 @@ class Guard:
                     (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
             await send(message)
 
+        if self.loopback_only:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
+            if name.lower() not in LOOPBACK_NAMES:
+                response = error(f"this server answers only on the loopback address, not to Host {host!r}", 400)
+                return await response(scope, receive, send_with_headers)
         await self.app(scope, receive, send_with_headers)
 
 
