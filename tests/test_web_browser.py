@@ -163,3 +163,26 @@ def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path
     assert page.inner_text("#replay-pos").startswith(f"{frames - 2} / {frames}: Trick {frames - 3}")
     winner = result["tricks"][frames - 4]["winner"]
     assert page.inner_text("#replay-view tr.winner td >> nth=0").startswith(f"seat {winner}")
+
+
+def test_a_bot_the_page_may_not_run_is_refused_and_a_hand_the_disk_refuses_says_so(page, site):
+    url, records = site
+    open_page(page, url)
+    page.click("#tabs button[data-tab=watch]")
+    page.fill("#seed", "4")
+    page.fill("#hands", "1")
+    page.fill("#bot-inputs input[data-seat='0']", "os:getcwd")
+    page.click("#start")
+    page.wait_for_selector("#setup-error:not(:empty)")
+    assert "is not a built-in agent" in page.inner_text("#setup-error")
+    for k in range(4):
+        page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
+    page.fill("#speed", "100")
+    page.dispatch_event("#speed", "input")
+    page.click("#start")
+    page.wait_for_selector("#hand-title, #explain, .seat")
+    folder = page.evaluate("fetch('/api/state').then(r => r.json()).then(d => d.match.folder)")
+    (records / folder).write_text("a file where the match's folder goes")
+    page.wait_for_selector("#settlement:not(.hidden)", timeout=60_000)
+    assert "Record not saved: cannot save the hand record hand-001.json" in page.inner_text("#settlement")
+    shot(page, "record_not_saved.png")
