@@ -189,8 +189,8 @@ def _play(candidate: str, opponent: str, deals: int, seed: int, ruleset: RuleSet
     parts = []
     if ray_address is not None:
         parts = _run_on_ray(tasks, ray_address, progress)
-    elif workers > 1:
-        with mp.get_context("spawn").Pool(workers) as pool:
+    elif workers > 1 and len(tasks) > 1:
+        with mp.get_context("spawn").Pool(min(workers, len(tasks))) as pool:  # no idle process
             for rows in pool.imap(_play_deals, tasks):
                 parts.append(rows)
                 if progress:

@@ -171,18 +171,30 @@ def check_output_path(path: str, option: str) -> None:
         raise ValueError(f"{option} {path}: cannot create {folder} ({ancestor} is not writable)")
 
 
-def int_option(low: int) -> Callable[[str], int]:
-    """An argparse ``type=`` for an integer option that must be ``>= low``; argparse then names
+INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core
+MAX_WORKERS = 256  # processes or Ray workers one command may start
+
+
+def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer option from ``low`` to ``high``; argparse then names
     the option in its message (``argument --workers: must be an integer >= 1, got 0``)."""
+    wanted = f"an integer >= {low}" if high == INT64_MAX else f"an integer from {low} to {high:,}"
+
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int(text) if len(text) <= 40 else None
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+            value = None
+        if value is None:
+            digits = text.strip().lstrip("+-")
+            got = f"a {len(digits)}-digit number" if digits.isdigit() else repr(text[:40])
+            raise argparse.ArgumentTypeError(f"must be {wanted}" + (" and at most 2^63 - 1" * digits.isdigit())
+                                             + f", got {got}")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {wanted}" + (" and at most 2^63 - 1" * (value > high))
+                                             * (high == INT64_MAX) + f", got {value}")
         return value
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = wanted
     return parse
 
 

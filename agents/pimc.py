@@ -35,6 +35,7 @@ from tiengow_env.search import POLICIES, Workspace, ismcts_values, pimc_details
 from .base import Agent
 
 DEFAULT_SAMPLES = 32
+MAX_COUNT = 10**9  # the most samples, iterations or any other number a spec may give
 DEFAULT_ITERATIONS = 1000
 DEFAULT_C = 1.2  # tuned with greedy rollouts (seeds 100 and 200): c = 0.4, 0.7, 2 and 3 did worse
 
@@ -150,9 +151,9 @@ def parse_options(kind: str, argument: str | None, count_name: str,
     for k, part in enumerate((argument or "").split(":") if argument else []):
         key, eq, value = part.partition("=")
         if not eq:
-            if k > 0 or not part.isdigit() or int(part) < 1:
-                raise ValueError(f"{kind} takes a positive number of {count_name} then KEY=VALUE options, as in "
-                                 f"{example}; got {kind}:{argument}")
+            if k > 0 or not (part.isascii() and part.isdigit()) or not 1 <= int(part[:12]) <= MAX_COUNT:
+                raise ValueError(f"{kind} takes a number of {count_name} from 1 to {MAX_COUNT:,} then KEY=VALUE "
+                                 f"options, as in {example}; got {kind}:{argument[:80]}")
             count = int(part)
             continue
         if key not in allowed:
@@ -168,13 +169,15 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             options[key] = value == "1"
             continue
         try:
-            number = allowed[key](value)
+            number = allowed[key](value) if len(value) <= 40 else None
         except ValueError:
-            raise ValueError(f"{kind}: {key} takes a number, got {key}={value}") from None
-        if number < 0 or not np.isfinite(number):
-            raise ValueError(f"{kind}: {key} must be >= 0, got {key}={value}")
-        if key in ("epsilon", "own_epsilon", "infer") and number > 1:
+            number = None
+        if number is None:
+            raise ValueError(f"{kind}: {key} takes a number, got {key}={value[:40]}")
+        if key in ("epsilon", "own_epsilon", "infer") and not 0 <= number <= 1:  # also refuses nan
             raise ValueError(f"{kind}: {key} is a probability from 0 to 1, got {key}={value}")
+        if not 0 <= number <= MAX_COUNT:  # also refuses nan and inf
+            raise ValueError(f"{kind}: {key} must be a finite number from 0 to {MAX_COUNT:,}, got {key}={value}")
         options[key] = number
     return count, options
 
@@ -225,9 +228,9 @@ def make_search(argument: str | None, rules: RuleSet, seed: int) -> Agent:
             budget = float(argument)
         except ValueError:
             budget = -1.0
-        if not budget > 0 or not np.isfinite(budget):
-            raise ValueError(f"search takes a positive budget factor, as in search:2 (twice the default budget); "
-                             f"got search:{argument}")
+        if not 0 < budget * SEARCH[1] <= MAX_COUNT:  # also refuses nan and inf
+            raise ValueError(f"search takes a positive budget factor of at most {MAX_COUNT // SEARCH[1]:,}, as in "
+                             f"search:2 (twice the default budget); got search:{argument[:40]}")
     else:
         budget = 1.0
     kind, count, options = SEARCH

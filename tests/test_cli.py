@@ -180,7 +180,8 @@ def test_bad_inputs_get_one_short_message(argv, words, capsys, monkeypatch, tmp_
 def test_parse_errors_are_one_line_in_the_common_form(capsys):
     status, _, err = run(capsys, "eval", "greedy", "--vs", "random", "--workers", "0")
     assert status == 2
-    assert err == "tiengow: error: argument --workers: must be an integer >= 1, got 0 (see tiengow eval --help)\n"
+    assert err == ("tiengow: error: argument --workers: must be an integer from 1 to 256, got 0 "
+                   "(see tiengow eval --help)\n")
 
 
 def test_version(capsys):

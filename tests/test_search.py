@@ -604,18 +604,20 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
 
 
 # ============================================================================ specs
-@pytest.mark.parametrize("spec, bad", [("pimc:x", "positive number of samples"), ("pimc:8:foo=1", "unknown option"),
+@pytest.mark.parametrize("spec, bad", [("pimc:x", "a number of samples from 1 to 1,000,000,000"),
+                                       ("pimc:8:foo=1", "unknown option"),
                                        ("pimc:8:rollout=smart", "rollout must be one of"),
-                                       ("ismcts:0", "positive number of iterations"),
-                                       ("pimc:8:endgame=-1", "must be >= 0"), ("search:0", "positive budget"),
+                                       ("ismcts:0", "a number of iterations from 1 to"),
+                                       ("pimc:8:endgame=-1", "a finite number from 0 to 1,000,000,000"),
+                                       ("search:0", "positive budget"),
                                        ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
                                        ("pimc:8:epsilon=2", "probability from 0 to 1"),
                                        ("pimc:8:own_epsilon=1.1", "probability from 0 to 1"),
                                        ("pimc:8:infer=1.5", "probability from 0 to 1"),
-                                       ("ismcts:8:epsilon=-0.1", "must be >= 0"),
+                                       ("ismcts:8:epsilon=-0.1", "probability from 0 to 1"),
                                        ("pimc:8:halving=2", "halving is 0"), ("pimc:8:paired=2", "paired is 0"),
                                        ("ismcts:8:halving=1", "unknown option"),
-                                       ("champion:x", "positive number of samples"),
+                                       ("champion:x", "a number of samples from 1"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("pimc:8:low_discard=yes", "low_discard is 0 or 1"),
                                        ("champion:8:rollout=ppo", "rollout must be one of"),
@@ -623,9 +625,14 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
                                        ("champion:8:value=1", r"up to \(not including\) 1"),
                                        ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds"),
-                                       ("champion:8:endgame=-2", "must be >= 0"),
-                                       ("champion:8:belief=-1", "must be >= 0"),
-                                       ("champion:8:belief=1:particles=0", "positive number of worlds")])
+                                       ("champion:8:endgame=-2", "a finite number from 0"),
+                                       ("champion:8:belief=-1", "a finite number from 0"),
+                                       ("champion:8:belief=1:particles=0", "positive number of worlds"),
+                                       ("pimc:99999999999999999999", "from 1 to 1,000,000,000"),
+                                       ("pimc:8:endgame=99999999999999999999", "from 0 to 1,000,000,000"),
+                                       ("search:99999999999999999999", "budget factor of at most 1,000,000"),
+                                       ("pimc:8:epsilon=nan", "probability from 0 to 1"),
+                                       ("pimc:8:beta=inf", "a finite number")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)

@@ -204,7 +204,7 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
     ({"bots": "pimc:8:endgame=32"}, "asks for endgame 32; a bot on the page searches with at most 8"),
     ({"bots": "champion:16:value=0.5:worlds=5000"}, "asks for worlds 5000"),
-    ({"bots": "pimc:abc"}, "seat 1: pimc takes a positive number of samples"),
+    ({"bots": "pimc:abc"}, "seat 1: pimc takes a number of samples from 1 to"),
     ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
     ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
     ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),

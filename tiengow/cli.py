@@ -8,9 +8,10 @@ import sys
 import time
 from collections.abc import Callable
 
-from tiengow.agents.infra import int_option
+from tiengow.agents.infra import MAX_WORKERS, int_option
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+MAX_DEMO_HANDS = 10_000_000  # their chips are held in memory: 320 MB at the most
 
 
 class UsageError(Exception):
@@ -195,7 +196,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"  columns {result['columns']}, last trick seat {result['last_trick_winner']}, net chips {result['net']}")
     table = table_for(rules)
     net = np.zeros((args.hands, rules.players), dtype=np.int64)
-    K.random_hands(10, args.seed, table.table, table.rules_array, net[:10])  # compile before timing
+    warm = net[:10]
+    K.random_hands(len(warm), args.seed, table.table, table.rules_array, warm)  # compile before timing
     start = time.perf_counter()
     steps = K.random_hands(args.hands, args.seed, table.table, table.rules_array, net)
     took = time.perf_counter() - start
@@ -444,7 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the card as JSON")
     p = sub.add_parser("demo", help="show a hand, simulate random hands, run a short evaluation ladder")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--hands", type=positive, default=200_000, help="random hands simulated in the compiled core")
+    p.add_argument("--hands", type=int_option(1, MAX_DEMO_HANDS), default=200_000,
+                   help="random hands simulated in the compiled core")
     p.add_argument("--deals", type=natural, default=50, help="deals per duplicate evaluation (0: none)")
     p.add_argument("--seed", type=natural, default=1, help="seed of the hand shown, the hands and the deals")
     p = sub.add_parser("tree", help="exact game-tree size of a small variant (e.g. --rules micro)")
@@ -459,7 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", type=positive, default=1000, help="deals, each played once per seat")
     p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--workers", type=positive, default=1, help="processes (use all cores with the core count)")
+    p.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
+                   help="processes (use all cores with the core count)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and rating")
@@ -467,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", type=positive, default=500, help="deals per ordered pair")
     p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
-    p.add_argument("--workers", type=positive, default=1, help="processes (use all cores with the core count)")
+    p.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
+                   help="processes (use all cores with the core count)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
                                  "(default: runs/league/DATE-TIME/league)")

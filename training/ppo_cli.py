@@ -22,6 +22,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from tiengow.agents.infra import MAX_WORKERS, int_option
+
 
 def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p = train_subparsers.add_parser("ppo", help="PPO self-play with an opponent pool (configs/ppo.yaml)")
@@ -37,7 +39,7 @@ def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the run summary as JSON (default: a text summary)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="collect rollouts with Ray actors: on a local Ray instance, or on the cluster at ADDRESS")
-    p.add_argument("--rollout-workers", type=int, default=None, metavar="K",
+    p.add_argument("--rollout-workers", type=int_option(1, MAX_WORKERS), default=None, metavar="K",
                    help="Ray rollout workers (actors), each with its own share of num_envs (with --ray; default 2)")
     p.set_defaults(handler=cmd_train_ppo)
 
