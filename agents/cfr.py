@@ -105,6 +105,9 @@ def load_policy(path: str) -> dict[str, Any]:
         if banker.shape != () or banker.dtype.kind not in "iu" or arrays["policy"].dtype.kind not in "fiu":
             raise ValueError(f"{path}: a tabular policy needs a whole-number 'banker' and a numeric 'policy' "
                              f"array; got banker {banker.tolist()!r:.40} and a {arrays['policy'].dtype} policy")
+        if not isinstance(meta.get("rules"), dict):
+            raise ValueError(f"{path}: a tabular policy's meta must hold the switches of the rules it solves "
+                             f"('rules': {{...}}), got {str(meta.get('rules'))[:40]!r}")
         out.update(policy=np.asarray(arrays["policy"], dtype=np.float64), fingerprint=str(arrays["fingerprint"]),
                    banker=int(banker))
     else:
@@ -131,10 +134,14 @@ def tabular_policy_for(tree: GameTree, loaded: dict[str, Any]) -> np.ndarray:
     if loaded["kind"] != "tabular":
         raise ValueError(f"{loaded['path']} is an abstract (full-game) policy; NashConv needs a tabular policy of "
                          f"the exact tree (tiengow train cfr --config cfr_micro)")
-    if loaded["fingerprint"] != tree.fingerprint() or loaded["banker"] != tree.banker:
+    if loaded["banker"] != tree.banker or RuleSet.from_spec(loaded["meta"]["rules"]).switches() \
+            != tree.rules.switches():
         raise ValueError(f"{loaded['path']} was computed for another game tree (rules "
                          f"{loaded['meta'].get('rules_name')!r}, banker {loaded['banker']}); expected rules "
                          f"{tree.rules.name!r}, banker {tree.banker}")
+    if loaded["fingerprint"] != tree.fingerprint():
+        raise ValueError(f"{loaded['path']}: its tree fingerprint does not match the tree of its own rules and "
+                         "banker (a damaged file, or one written by another version of the tree)")
     return check_policy(tree, loaded["policy"])
 
 

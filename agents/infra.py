@@ -110,12 +110,20 @@ class ScalarLog:
             writer = SummaryWriter(log_dir, purge_step=purge_step)
             self._add, self._text, self._close = writer.add_scalar, writer.add_text, writer.close
             return
+        except OSError as err:
+            notice(f"tiengow: TensorBoard logging skipped: cannot write to {log_dir} ({err.strerror or err})")
+            return
         except Exception:  # torch missing, or present without tensorboard
             pass
         try:
             from tensorboard.compat.proto.event_pb2 import Event
             from tensorboard.compat.proto.summary_pb2 import Summary
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
+        except ImportError:
+            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
+                   f"the curve is still in the run summary, not in {log_dir}")
+            return
+        try:
             os.makedirs(log_dir, exist_ok=True)
             events = EventFileWriter(log_dir)
 
@@ -124,9 +132,8 @@ class ScalarLog:
                 events.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
 
             self._add, self._close = add, events.close
-        except Exception:
-            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
-                   f"the curve is still in the run summary, not in {log_dir}")
+        except OSError as err:
+            notice(f"tiengow: TensorBoard logging skipped: cannot write to {log_dir} ({err.strerror or err})")
 
     def add(self, tag: str, value: float, step: int) -> None:
         """One scalar at ``step`` (env steps, iterations: the run's own x axis)."""
@@ -154,21 +161,30 @@ def install_hint(extra: str) -> str:
     return f'pip install "tiengow[{extra}]"'
 
 
-def check_output_path(path: str, option: str) -> None:
-    """ValueError naming ``option`` unless ``path`` can be written: its folder exists and is
-    writable, or can be created (the nearest existing ancestor is a writable folder)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
+def check_output_path(path: str, option: str, folder_only: bool = False) -> None:
+    """ValueError naming ``option`` unless ``path`` can be written: a file path (or, with
+    ``folder_only``, a folder) whose folder exists and takes a new file, or can be created (the
+    nearest existing ancestor is a folder that takes one). The test is a real one, a temporary
+    file made and removed at once, since permission bits do not tell (root, /proc, read-only
+    mounts)."""
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"{option}: give a {'folder' if folder_only else 'file'} path, got {path!r}")
+    if not folder_only and (path.endswith(("/", os.sep)) or os.path.isdir(path)):
         raise ValueError(f"{option} {path}: is a folder; give a file path")
+    if folder_only and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a file; give a folder")
+    folder = os.path.abspath(path) if folder_only else os.path.dirname(os.path.abspath(path))
     ancestor = folder
     while not os.path.exists(ancestor):
         ancestor = os.path.dirname(ancestor)
     if not os.path.isdir(ancestor):
         raise ValueError(f"{option} {path}: {ancestor} is not a folder")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        if ancestor == folder:
-            raise ValueError(f"{option} {path}: the folder {folder} is not writable")
-        raise ValueError(f"{option} {path}: cannot create {folder} ({ancestor} is not writable)")
+    try:
+        with tempfile.TemporaryFile(dir=ancestor):
+            pass
+    except OSError as err:
+        where = f"the folder {folder}" if ancestor == folder else f"{folder} cannot be created: {ancestor}"
+        raise ValueError(f"{option} {path}: {where} does not take new files ({err.strerror or err})") from None
 
 
 INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -334,8 +337,15 @@ def test_resume_alone_uses_the_checkpoints_config_and_refuses_shape_changes(tmp_
         assert _cli("train", "ppo", "--resume", split.out, "--set", change) == 2
         err = capsys.readouterr().err
         assert f"--set {change.split('=')[0]}=" in err and f"trained with {field} =" in err and err.count("\n") == 1
-    with pytest.raises(ValueError, match="lr must be a number > 0"):
+    with pytest.raises(ValueError, match="lr must be a finite number > 0"):
         PpoConfig.for_resume(split.out, ["lr=-1"])
+    copy = tmp_path / "copy"  # a copied run goes on in the copy, and leaves the original alone
+    shutil.copytree(os.path.dirname(split.out), copy)
+    before = Path(split.out).read_bytes()
+    assert _cli("train", "ppo", "--resume", str(copy / "ppo.pt"), "--set", "total_steps=1024", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["out"] == str(copy / "ppo.pt")
+    assert Path(split.out).read_bytes() == before
 
 
 def test_max_seconds_counts_this_run(tmp_path):
@@ -413,8 +423,26 @@ def test_config_overrides_and_errors(tmp_path):
         PpoConfig.from_file("configs/ppo.yaml", ["learning_rate=1"])
     with pytest.raises(ValueError, match="name=value"):
         PpoConfig.from_file(None, ["lr"])
-    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+    with pytest.raises(ValueError, match="num_envs must be a whole number from 1 to 1,048,576, got 0"):
         PpoConfig.from_file(None, ["num_envs=0"])
+
+
+@pytest.mark.parametrize("override, words", [
+    ("ent_coef=abc", "ent_coef must be a finite number >= 0, got 'abc'"),
+    ("target_kl=-1", "target_kl must be a finite number > 0 or null, got -1"),
+    ("lr=inf", "lr must be a finite number > 0, got inf"), ("clip_coef=nan", "clip_coef must be a finite number"),
+    ("max_seconds=nan", "max_seconds must be a finite number > 0 or null"),
+    ("threads=1000000", "threads must be a whole number from 1 to 256"),
+    ("pool_size=1.5", "pool_size must be a whole number from 0 to 10,000, got 1.5"),
+    ("seed=1e30", "seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
+    ("overlap=maybe", "overlap must be true or false, got 'maybe'"), ("anneal_lr=3", "anneal_lr must be true or false"),
+    ("eval_opponents=nope", "eval_opponents is a list of agent specs"),
+    ("eval_opponents=[nope]", "eval_opponents: unknown agent 'nope'"),
+    ("eval_deals=-5", "eval_deals must be a whole number from 1"), ("out=o/", "out is the checkpoint's file path"),
+])
+def test_every_setting_is_checked_before_training(override, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        PpoConfig.from_file("configs/ppo.yaml", [override])
 
 
 def test_agent_batched_act_is_legal_and_matches_torch(tmp_path):

@@ -110,6 +110,14 @@ def _check_line(line: object) -> str | None:
     if line.get("error"):
         return "accepted, but must be refused" + (f": {line['reason']}" if line.get("reason") else "")
     expected = line["expected"]
+    if not isinstance(expected, dict) or not expected:
+        return "not a check line: 'expected' must be an object of the result fields to check, such as {\"net\": [...]}"
+    unknown = sorted(set(expected) - set(CHECKED) - {"tricks"})
+    if unknown:
+        return f"not a check line: unknown expected field {unknown[0]!r}; fields are {', '.join(CHECKED)}, tricks"
+    if "tricks" in expected and not (isinstance(expected["tricks"], list)
+                                     and all(isinstance(t, dict) for t in expected["tricks"])):
+        return "not a check line: expected tricks must be a list of objects (leader, winner, size, winning)"
     differ = [f"{key}: got {json.dumps(got.get(key))}, expected {json.dumps(expected[key])}"
               for key in CHECKED if key in expected and got.get(key) != expected[key]]
     fields = ("leader", "winner", "size", "winning")
@@ -304,7 +312,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     for spec in args.agents:
         _agent_spec(spec, rules)
     if args.out is not None:  # refuse an unwritable path before the league is played, not after
-        check_output_path(args.out + ".json", "--out")
+        check_output_path(args.out, "--out")
     try:  # known before the league is played: without it, the JSON and the table still come out
         import matplotlib  # noqa: F401
         plot = True
@@ -364,7 +372,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tiengow.benchmarks import bench
     bench.check_only(args.only)
     if args.save is not None:
-        check_output_path(args.save + ".json", "--save")
+        check_output_path(args.save, "--save")
     figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
     out = args.save if args.save is not None else os.path.join(run_dir("bench"), "bench")
     bench.save(figures, out)
@@ -543,6 +551,16 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a program that the signal ended
+    except OSError as err:  # the disk or the system refused (full, read-only, gone) after the checks passed
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"tiengow: error: {err.strerror or err}{where}", file=sys.stderr)
+        return 1
+    except Exception as err:  # a bug of ours: one line, and the traceback only on request
+        if os.environ.get("TIENGOW_DEBUG"):
+            raise
+        print(f"tiengow: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+              "(a bug in tiengow; TIENGOW_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 70  # EX_SOFTWARE
 
 
 def _say_if_compiling() -> None:

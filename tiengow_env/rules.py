@@ -265,11 +265,19 @@ def parse_error_text(err: Exception) -> str:
     return lines[0] if lines else type(err).__name__
 
 
+MAX_RULES_FILE_BYTES = 1 << 20
+
+
 def _load_file(path: str) -> dict:
     if not os.path.exists(path):
         raise ValueError(f"rules file {path!r} does not exist")
-    with open(path, "rb") as f:
-        raw = f.read()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RULES_FILE_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"cannot read rules file {path!r}: {err.strerror or err}") from None
+    if len(raw) > MAX_RULES_FILE_BYTES:
+        raise ValueError(f"rules file {path!r} is larger than {MAX_RULES_FILE_BYTES >> 10} KB: not a rules file")
     try:
         if path.endswith(".toml"):
             import tomllib

@@ -64,6 +64,9 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
         out = os.path.join(folder, os.path.splitext(os.path.basename(args.config))[0] + ".npz")
         if args.log_dir is None and config.log_dir is not None:
             config.log_dir = os.path.join(folder, "tensorboard")
+    if config.log_dir is not None:
+        check_output_path(config.log_dir, "--log-dir" if args.log_dir is not None else f"log_dir (in {args.config})",
+                          folder_only=True)
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True)

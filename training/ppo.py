@@ -54,7 +54,7 @@ import torch
 import torch.nn as nn
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import ScalarLog, run_dir
+from tiengow.agents.infra import ScalarLog, check_output_path, run_dir
 from tiengow.agents.ppo import input_scale
 from tiengow_env.combos import table_for
 from tiengow_env.observation import ObservationLayout
@@ -66,8 +66,21 @@ from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_t
 from .ppo_eval import BackgroundEval, plot_curve
 from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
 
-
 # ============================================================================ config
+# What each setting may be (``PpoConfig.validate``): whole numbers (name, low, high), and other
+# numbers (name, low, high, whether null is allowed); a number in POSITIVE must be above its low.
+INTEGERS = (("hands", 1, 10**6), ("seed", 0, 2**63 - 1), ("total_steps", 1, 10**15), ("num_envs", 1, 2**20),
+            ("rollout_steps", 1, 2**20), ("hidden", 1, 2**16), ("layers", 1, 64), ("update_epochs", 1, 10**4),
+            ("minibatch_size", 1, 2**30), ("pool_size", 0, 10**4), ("pool_interval", 1, 10**9),
+            ("eval_interval", 0, 10**9), ("eval_deals", 1, 10**7), ("eval_seed", 0, 2**63 - 1),
+            ("exploit_interval", 0, 10**9), ("checkpoint_interval", 1, 10**9), ("threads", 1, 256))
+NUMBERS = (("max_seconds", 0, math.inf, True), ("lr", 0, math.inf, False), ("gamma", 0, 1, False),
+           ("gae_lambda", 0, 1, False), ("clip_coef", 0, math.inf, False), ("ent_coef", 0, math.inf, False),
+           ("vf_coef", 0, math.inf, False), ("max_grad_norm", 0, math.inf, False), ("target_kl", 0, math.inf, True),
+           ("reward_scale", 0, math.inf, False), ("opponent_mix", 0, 1, False), ("exploit_minutes", 0, math.inf, False))
+POSITIVE = {"max_seconds", "lr", "clip_coef", "max_grad_norm", "target_kl", "reward_scale", "exploit_minutes"}
+
+
 @dataclass
 class PpoConfig:
     """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field."""
@@ -164,8 +177,9 @@ class PpoConfig:
 
     @classmethod
     def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
-        """The config ``checkpoint`` was trained with, then ``name=value`` overrides on top. ValueError
-        naming the field when an override changes a setting the checkpoint's arrays depend on."""
+        """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
+        ``name=value`` overrides on top. ValueError naming the field when an override changes a
+        setting the checkpoint's arrays depend on."""
         saved = dict(load_checkpoint(checkpoint)["config"])
         changes = parse_overrides(overrides or [])
         for name in STRUCTURAL:
@@ -173,6 +187,11 @@ class PpoConfig:
                 raise ValueError(f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
                                  f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
                                  f"run keeps it (start a new run to change it)")
+        # The run goes on where the checkpoint is now (it may have been copied or moved): its own
+        # path, and beside it the log, if the log was beside the checkpoint it was written to.
+        if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):
+            saved["log_dir"] = os.path.dirname(checkpoint) or "."
+        saved["out"] = checkpoint
         saved.update(changes)
         try:
             return cls.from_dict(saved)
@@ -194,20 +213,24 @@ class PpoConfig:
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range."""
         RuleSet.from_spec(self.rules)
-        positive = ("hands", "total_steps", "num_envs", "rollout_steps", "hidden", "layers", "update_epochs",
-                    "minibatch_size", "pool_interval", "checkpoint_interval", "threads")
-        for name in positive:
+        for name, low, high in INTEGERS:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        for name in ("lr", "clip_coef", "reward_scale"):
-            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be a number > 0, got {getattr(self, name)!r}")
-        for name in ("gamma", "gae_lambda", "opponent_mix"):
-            if not isinstance(getattr(self, name), (int, float)) or not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be a number in [0, 1], got {getattr(self, name)!r}")
+            if type(value) is not int or not low <= value <= high:
+                raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
+        for name, low, high, optional in NUMBERS:
+            value = getattr(self, name)
+            if value is None and optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not low <= value <= high or (value == low and name in POSITIVE):
+                bound = f"> {low}" if name in POSITIVE else f">= {low}"
+                wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
+                raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")
+        for name in ("anneal_lr", "overlap"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.pool_weights, dict) or not all(isinstance(k, str) for k in self.pool_weights) \
-                or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0
+                or any(isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf
                        for w in self.pool_weights.values()):
             raise ValueError(f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
                              f"weights >= 0, got {self.pool_weights!r}")
@@ -220,23 +243,20 @@ class PpoConfig:
         if self.opponent_mix > 0 and not sum(w for k, w in self.pool_weights.items() if k != "past") > 0:
             raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
                              "> 0 (the pool has no past snapshot before the first pool_interval updates)")
-        for name in ("eval_interval", "exploit_interval"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        if isinstance(self.exploit_minutes, bool) or not isinstance(self.exploit_minutes, (int, float)) \
-                or self.exploit_minutes <= 0:
-            raise ValueError(f"exploit_minutes must be a number > 0, got {self.exploit_minutes!r}")
-        if self.pool_size < 0:
-            raise ValueError(f"pool_size must be >= 0, got {self.pool_size!r}")
-        if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)):
+        if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
+            raise ValueError(f"eval_opponents is a list of agent specs, as in [expert, search], got "
+                             f"{self.eval_opponents!r}")
+        for spec in self.eval_opponents:
+            try:
+                make_agent(spec, self.rules)
+            except ValueError as err:
+                raise ValueError(f"eval_opponents: {err}") from None
+        if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)
+                                     or self.out.endswith(("/", os.sep))):
             raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {self.out!r}")
-        if self.log_dir is True or not isinstance(self.log_dir, (str, bool, type(None))):
+        if self.log_dir is True or self.log_dir == "" or not isinstance(self.log_dir, (str, bool, type(None))):
             raise ValueError(f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), "
                              f"got {self.log_dir!r}")
-        seconds = self.max_seconds
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0):
-            raise ValueError(f"max_seconds must be a number of seconds > 0 or null, got {self.max_seconds!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -386,6 +406,9 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     (the summary's ``out`` and ``log_dir`` say where they went)."""
     config.validate()
     config = config.with_outputs()
+    check_output_path(config.out, "out")
+    if config.log_dir:
+        check_output_path(config.log_dir, "log_dir", folder_only=True)
     for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
         try:
             os.makedirs(folder, exist_ok=True)
