@@ -33,7 +33,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
-from .infra import connect_ray, install_hint
+from .infra import connect_ray, install_hint, json_safe
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -119,7 +119,7 @@ class EvalResult:
     measurement, so results that agree in every figure of play compare equal)"""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(json_safe(asdict(self)), allow_nan=False)
 
 
 def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
@@ -149,7 +149,7 @@ class Comparison:
     """of the two candidates' per-deal scores: the higher, the narrower the paired interval"""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(json_safe(asdict(self)), allow_nan=False)
 
 
 def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
@@ -236,7 +236,10 @@ def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standa
            progress: Callable[[int], None] | None = None, ray_address: str | None = None) -> dict:
     """Every ordered pair through ``evaluate``: the cross table (row candidate, column opponent,
     chips per hand and its 95% CI) and a ranking by Bradley–Terry rating (module doc)."""
-    if len(agents) < 2 or len(set(agents)) != len(agents):
+    twice = sorted({a for a in agents if agents.count(a) > 1})
+    if twice:
+        raise ValueError(f"a league lists each agent once; {twice[0]!r} is given {agents.count(twice[0])} times")
+    if len(agents) < 2:
         raise ValueError(f"a league needs at least two different agents, got {agents}")
     table: dict[str, dict[str, float]] = {a: {} for a in agents}
     ci95: dict[str, dict[str, list[float]]] = {a: {} for a in agents}

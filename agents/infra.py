@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import sys
@@ -148,10 +149,23 @@ class ScalarLog:
         """``data`` as ``log_dir/name`` (atomically), beside the event files; nothing without a log_dir."""
         if self.log_dir is None:
             return
-        atomic_write(os.path.join(self.log_dir, name), lambda f: f.write(json.dumps(data, indent=1).encode()))
+        text = json.dumps(json_safe(data), indent=1)
+        atomic_write(os.path.join(self.log_dir, name), lambda f: f.write(text.encode()))
 
     def close(self) -> None:
         self._close()
+def json_safe(data: Any) -> Any:
+    """``data`` with every float that is not finite (the interval of a single deal is infinite)
+    as None, so that the JSON written is standard JSON (no Infinity or NaN)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return data
+
+
 def install_hint(extra: str) -> str:
     """``pip install "tiengow[EXTRA]"`` for an install from a wheel or an index, and
     ``pip install -e "CHECKOUT[EXTRA]"`` for an editable install of a checkout."""

@@ -160,6 +160,10 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             raise ValueError(f"{kind}: unknown option {key!r} in {kind}:{argument}; options are: {', '.join(allowed)}")
         if key == "rollout" and value not in POLICIES:
             raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value!r}")
+        if key in options:
+            raise ValueError(f"{kind}: {key} is given twice in {kind}:{argument[:80]}")
+        if not value:
+            raise ValueError(f"{kind}: {key}= needs a value, as in {example}; got {kind}:{argument[:80]}")
         if allowed[key] is str:
             options[key] = value
             continue

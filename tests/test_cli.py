@@ -279,3 +279,54 @@ def test_bench_writes_its_table_where_asked_only(tmp_path, capsys, monkeypatch):
     assert figures["bytes_per_game_state"] > 0 and figures["command"] == "tiengow bench --quick --only memory"
     status, _, _ = run(capsys, "bench", "--quick", "--only", "memory", "--save", "mine/latest")
     assert status == 0 and (tmp_path / "mine" / "latest.md").read_text().startswith("`tiengow bench --quick")
+
+
+@pytest.mark.parametrize("failure, status, words", [
+    (TypeError("a bug"), 70, "tiengow: internal error: TypeError: a bug (a bug in tiengow; TIENGOW_DEBUG=1 shows"),
+    (OSError(28, "No space left on device", "runs/x.json"), 1, "tiengow: error: No space left on device (runs/x.json)"),
+])
+def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, monkeypatch, failure, status, words):
+    from tiengow import cli
+
+    def broken(args):
+        raise failure
+    monkeypatch.setitem(cli.COMMANDS, "rules", broken)
+    monkeypatch.delenv("TIENGOW_DEBUG", raising=False)
+    code, out, err = run(capsys, "rules")
+    assert code == status and err.startswith(words) and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["demo", "--hands", "0"], "argument --hands: must be an integer from 1 to 10,000,000, got 0"),
+    (["demo", "--seed", str(2**64)], "argument --seed: must be an integer >= 0 and at most 2^63 - 1"),
+    (["eval", "greedy", "--vs", "random", "--seed", "9" * 5000], "got a 5000-digit number"),
+    (["eval", "greedy:", "--vs", "random"], "agent spec 'greedy:' ends with ':' and nothing after it"),
+    (["eval", "pimc:8:epsilon=0.1:epsilon=0.2", "--vs", "random"], "epsilon is given twice"),
+    (["league", "greedy", "greedy", "random", "--deals", "1"], "a league lists each agent once; 'greedy' is given 2"),
+    (["league", "greedy", "random", "--deals", "1", "--out", ""], "--out: give a file path, got ''"),
+    (["league", "greedy", "random", "--deals", "1", "--out", "/proc/x"], "--out /proc/x: the folder /proc does not"),
+    (["bench", "--quick", "--save", "dir/"], "--save dir/: is a folder; give a file path"),
+])
+def test_bad_numbers_specs_and_outputs_are_refused_up_front(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and words in err and err.count("\n") == 1 and not out
+
+
+def test_demo_with_fewer_hands_than_its_warm_up(capsys):
+    code, out, _ = run(capsys, "demo", "--hands", "3", "--deals", "0")
+    assert code == 0 and "3 random hands in the compiled core" in out
+
+
+def test_eval_json_is_strict_json_for_a_single_deal(capsys):
+    code, out, _ = run(capsys, "eval", "greedy", "--vs", "random", "--deals", "1", "--json")
+    assert code == 0 and json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))["ci95"] == [None, None]
+
+
+def test_replay_check_refuses_a_malformed_expectation(tmp_path, capsys):
+    from conftest import RECORDS
+    record = json.loads(RECORDS.read_text().splitlines()[0])["record"]
+    lines = [{"record": record, "expected": x} for x in ("net", {"tricks": 5}, {}, {"colums": [1, 2, 3, 4]})]
+    path = tmp_path / "check.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, _ = run(capsys, "replay", "--check", str(path))
+    assert code == 1 and out.count("not a check line") == 4 and "unknown expected field 'colums'" in out

@@ -156,8 +156,11 @@ class RuleSet:
         if isinstance(spec, str):
             if spec in PRESETS:
                 return PRESETS[spec]
-            if spec.endswith((".yaml", ".yml", ".toml", ".json")):
+            if spec.lower().endswith(RULES_SUFFIXES):
                 return cls.from_spec(_load_file(spec))
+            if os.path.exists(spec):
+                raise ValueError(f"{short_repr(spec)} is no preset, and a rules file is named "
+                                 f"{', '.join('*' + x for x in RULES_SUFFIXES)}; presets are: {', '.join(PRESETS)}")
             raise ValueError(f"unknown preset {short_repr(spec)}; presets are: {', '.join(PRESETS)}")
         if isinstance(spec, dict):
             return cls._from_dict(spec)
@@ -268,6 +271,9 @@ def parse_error_text(err: Exception) -> str:
 MAX_RULES_FILE_BYTES = 1 << 20
 
 
+RULES_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
+
+
 def _load_file(path: str) -> dict:
     if not os.path.exists(path):
         raise ValueError(f"rules file {path!r} does not exist")
@@ -279,10 +285,10 @@ def _load_file(path: str) -> dict:
     if len(raw) > MAX_RULES_FILE_BYTES:
         raise ValueError(f"rules file {path!r} is larger than {MAX_RULES_FILE_BYTES >> 10} KB: not a rules file")
     try:
-        if path.endswith(".toml"):
+        if path.lower().endswith(".toml"):
             import tomllib
             data = tomllib.loads(raw.decode())
-        elif path.endswith(".json"):
+        elif path.lower().endswith(".json"):
             data = json.loads(raw)
         else:
             import yaml

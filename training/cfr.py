@@ -21,6 +21,7 @@ through that one definition, so every policy that ``tiengow nashconv`` accepts a
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,8 +101,13 @@ class CfrConfig:
             raise ValueError(f"delay must be an integer >= 0, got {self.delay!r}")
         for name in ("seconds", "target_ratio"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-                raise ValueError(f"{name} must be a positive number or null, got {value!r}")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not 0 < value < math.inf):  # also refuses nan
+                raise ValueError(f"{name} must be a finite number > 0 or null, got {value!r}")
+        if not isinstance(self.linear, bool):
+            raise ValueError(f"linear must be true or false, got {self.linear!r}")
+        if type(self.seed) is not int or not 0 <= self.seed < 2**63:
+            raise ValueError(f"seed must be a whole number from 0 to 2^63 - 1, got {self.seed!r}")
         if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
             raise ValueError(f"eval_opponents must be a list of agent specs such as [greedy, expert], "
                              f"got {self.eval_opponents!r}")

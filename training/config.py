@@ -32,6 +32,9 @@ def config_text(spec: str) -> tuple[str, str]:
                 return f.read(), spec
         except OSError as err:
             raise ValueError(f"cannot read config {spec}: {err.strerror}") from None
+        except UnicodeDecodeError as err:
+            raise ValueError(f"config {spec} is not a text (UTF-8) file: byte {err.start} is "
+                             f"{err.object[err.start:err.start + 1]!r}") from None
     name = spec[:-5] if spec.endswith(".yaml") else spec
     if name in shipped_configs():
         return resources.files(SHIPPED).joinpath(name + ".yaml").read_text(encoding="utf-8"), f"{name} (shipped)"
