@@ -127,10 +127,10 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     name, sep, argument = spec.partition(":")
-    if sep and not argument:
-        raise ValueError(f"agent spec {spec!r} ends with ':' and nothing after it; write {name!r} alone, or "
-                         f"{name}:ARGUMENT")
     if name in REGISTRY:
+        if sep and not argument:
+            raise ValueError(f"agent spec {spec!r} ends with ':' and nothing after it; write {name!r} alone, or "
+                             f"{name}:ARGUMENT")
         agent = REGISTRY[name].factory(argument or None, rules, seed)
         agent.name = spec
         return agent

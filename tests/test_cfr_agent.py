@@ -330,7 +330,7 @@ def test_train_and_nashconv_commands(tmp_path, capsys):
     ("iterations: 0\n", "iterations must be a positive integer"),
     ("learning_rate: 3\n", "unknown setting 'learning_rate'"),
     ("- a list\n", "must be a mapping"),
-    ("seconds: -1\n", "seconds must be a positive number"),
+    ("seconds: -1\n", "seconds must be a finite number > 0"),
     ("eval_opponents: greedy\n", "eval_opponents must be a list"),
 ])
 def test_bad_config_is_refused(tmp_path, text, message):
