@@ -115,14 +115,19 @@ def test_an_invalid_choice_is_explained_on_the_page(page, site):
     assert "is not a combination" in page.inner_text("#move-error")
 
 
-def test_a_bot_match_is_watched_with_the_bots_view(page, site):
-    url, records = site
+def set_up_watching(page, url: str, bots: list[str]) -> None:
+    """The Watch tab, one hand of seed 4, and ``bots`` in seats 0, 1, ..."""
     open_page(page, url)
     page.click("#tabs button[data-tab=watch]")
     page.fill("#seed", "4")
     page.fill("#hands", "1")
-    for k, spec in enumerate(["ppo", "expert", "ppo", "greedy"]):
+    for k, spec in enumerate(bots):
         page.fill(f"#bot-inputs input[data-seat='{k}']", spec)
+
+
+def test_a_bot_match_is_watched_with_the_bots_view(page, site):
+    url, records = site
+    set_up_watching(page, url, ["ppo", "expert", "ppo", "greedy"])
     page.fill("#speed", "100")
     page.dispatch_event("#speed", "input")
     page.click("#start")
@@ -167,16 +172,11 @@ def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path
 
 def test_a_bot_the_page_may_not_run_is_refused_and_a_hand_the_disk_refuses_says_so(page, site):
     url, records = site
-    open_page(page, url)
-    page.click("#tabs button[data-tab=watch]")
-    page.fill("#seed", "4")
-    page.fill("#hands", "1")
-    page.fill("#bot-inputs input[data-seat='0']", "os:getcwd")
+    set_up_watching(page, url, ["os:getcwd"])
     page.click("#start")
     page.wait_for_selector("#setup-error:not(:empty)")
     assert "is not a built-in agent" in page.inner_text("#setup-error")
-    for k in range(4):
-        page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
+    set_up_watching(page, url, ["greedy"] * 4)
     page.fill("#speed", "100")
     page.dispatch_event("#speed", "input")
     page.click("#start")
