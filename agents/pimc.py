@@ -35,9 +35,9 @@ from tiengow_env.search import POLICIES, Workspace, ismcts_values, pimc_details
 from .base import Agent
 
 DEFAULT_SAMPLES = 32
-MAX_COUNT = 10**9  # the most samples, iterations or any other number a spec may give
 DEFAULT_ITERATIONS = 1000
 DEFAULT_C = 1.2  # tuned with greedy rollouts (seeds 100 and 200): c = 0.4, 0.7, 2 and 3 did worse
+MAX_COUNT = 10**9  # the most samples, iterations or any other number a spec may give
 
 
 class SearchAgent(Agent):

@@ -204,7 +204,7 @@ class TienGowEnv(gym.Env):
         """Let the opponents decide until the learning seat is to act or the episode is over;
         return the chips paid to the learning seat meanwhile. If an opponent's policy fails, the
         error goes on to the caller, and the episode cannot go on (``step`` refuses until
-        ``reset``): the learner's action stood, but no opponent's answer did."""
+        ``reset``): the learner's action and the moves before the failure stand, half a turn."""
         try:
             return self._opponents_until_learner(before_first_decision)
         except Exception:

@@ -13,10 +13,11 @@
 The game state lives here, one match per browser session: the session is a random id in an
 HttpOnly, SameSite=Strict cookie, made by ``/api/new`` (no other request makes one, so requests
 without a cookie cannot crowd out the sessions in use); the sessions are bounded (the least
-recently used goes when a new one would pass the bound) and expire after an idle time. Every refused request is a 4xx
-``{"error": "..."}`` and changes nothing. POST bodies must be JSON (``Content-Type:
-application/json``, which a cross-site form cannot send) and are size-bounded. On a loopback
-address the ``Host`` header must name the loopback (against DNS rebinding).
+recently used goes when a new one would pass the bound) and expire after an idle time. Every
+refused request is a 4xx ``{"error": "..."}`` and changes nothing. POST bodies must be JSON
+(``Content-Type: application/json``, which a cross-site form cannot send) and are
+size-bounded. On a loopback address the ``Host`` header must name the loopback (against DNS
+rebinding).
 """
 from __future__ import annotations
 
