@@ -528,6 +528,8 @@ def _parse_json(raw: bytes, where: str) -> Any:
     except RecursionError:
         return RecordError(f"{where} is nested too deeply to be a hand record", None)
     except ValueError as err:
+        if not isinstance(err, json.JSONDecodeError):  # int(): a number of thousands of digits
+            return RecordError(f"{where} holds a number too long to be read ({str(err).split(';')[0]})", None)
         return RecordError(f"{where} is not JSON: {err}", None)
 
 
