@@ -288,7 +288,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
     for run in (result,) if args.baseline is None else (result.candidate, result.baseline):
         lo, hi = run.ci95
-        print(f"{run.candidate} vs {run.opponent} ({rules.name}): {run.deals:,} deals, {run.hands:,} hands")
+        print(f"{run.candidate} vs {run.opponent} ({rules.name}): {run.deals:,} deal{'s' * (run.deals != 1)}, "
+              f"{run.hands:,} hands")
         print(f"  chips per hand   {run.chips_per_hand:+.3f}   95% CI [{lo:+.3f}, {hi:+.3f}]  ({_verdict(lo, hi)})")
         print(f"  columns per hand {run.columns_per_hand:.2f}   last trick won {100 * run.last_trick_rate:.1f}%")
         print(f"  {run.candidate}: {run.ms_per_decision:.2f} ms of CPU per decision")
