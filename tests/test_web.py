@@ -213,6 +213,7 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     ({"hands": 0}, "hands must be a whole number from 1 to 100"),
     ({"seed": -1}, "seed must be a whole number"),
     ({"mode": "spectate"}, "mode must be 'play' or 'watch'"),
+    ({"mode": "watch", "seat": 0, "bots": "random"}, "a watched match is bots only"),
     ({"colour": "red"}, "unknown field 'colour'"),
 ])
 def test_a_bad_new_match_is_refused_with_one_line(client, body, words):

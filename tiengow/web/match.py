@@ -83,6 +83,8 @@ def parse_config(body: object) -> MatchConfig:
     except ValueError as err:
         raise Refused(f"rules: {err}") from None
     players = rules.players
+    if mode == "watch" and "seat" in body:
+        raise Refused("a watched match is bots only: it has no seat of yours, so leave out seat")
     seat = body.get("seat", 0) if mode == "play" else None
     if mode == "play" and (type(seat) is not int or not 0 <= seat < players):
         raise Refused(f"seat must be a seat 0..{players - 1} for {players} players, got {seat!r}")
