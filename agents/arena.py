@@ -20,7 +20,6 @@ what counts is how often an agent outscores each other one, head to head.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import multiprocessing as mp
 import time
@@ -33,7 +32,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
-from .infra import connect_ray, install_hint, json_safe
+from .infra import connect_ray, install_hint, json_text
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -119,7 +118,7 @@ class EvalResult:
     measurement, so results that agree in every figure of play compare equal)"""
 
     def to_json(self) -> str:
-        return json.dumps(json_safe(asdict(self)), allow_nan=False)
+        return json_text(asdict(self))
 
 
 def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
@@ -149,7 +148,7 @@ class Comparison:
     """of the two candidates' per-deal scores: the higher, the narrower the paired interval"""
 
     def to_json(self) -> str:
-        return json.dumps(json_safe(asdict(self)), allow_nan=False)
+        return json_text(asdict(self))
 
 
 def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",

@@ -149,21 +149,25 @@ class ScalarLog:
         """``data`` as ``log_dir/name`` (atomically), beside the event files; nothing without a log_dir."""
         if self.log_dir is None:
             return
-        text = json.dumps(json_safe(data), indent=1)
+        text = json_text(data, indent=1)
         atomic_write(os.path.join(self.log_dir, name), lambda f: f.write(text.encode()))
 
     def close(self) -> None:
         self._close()
-def json_safe(data: Any) -> Any:
-    """``data`` with every float that is not finite (the interval of a single deal is infinite)
-    as None, so that the JSON written is standard JSON (no Infinity or NaN)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {k: json_safe(v) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [json_safe(v) for v in data]
-    return data
+
+
+def json_text(data: Any, indent: int | None = None) -> str:
+    """``json.dumps(data)`` as standard JSON: every float that is not finite (the interval of a
+    single deal is infinite) is written as null, never as Infinity or NaN."""
+    def finite(value: Any) -> Any:
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [finite(v) for v in value]
+        return value
+    return json.dumps(finite(data), indent=indent, allow_nan=False)
 
 
 def install_hint(extra: str) -> str:
@@ -215,14 +219,14 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
             value = int(text) if len(text) <= 40 else None
         except ValueError:
             value = None
+        digits = text.strip().lstrip("+-")
+        too_large = digits.isdigit() and (value is None or value > INT64_MAX)  # say the bound the type has
+        bound = f"must be {wanted}" + " and at most 2^63 - 1" * (too_large and high == INT64_MAX)
         if value is None:
-            digits = text.strip().lstrip("+-")
             got = f"a {len(digits)}-digit number" if digits.isdigit() else repr(text[:40])
-            raise argparse.ArgumentTypeError(f"must be {wanted}" + (" and at most 2^63 - 1" * digits.isdigit())
-                                             + f", got {got}")
+            raise argparse.ArgumentTypeError(f"{bound}, got {got}")
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {wanted}" + (" and at most 2^63 - 1" * (value > high))
-                                             * (high == INT64_MAX) + f", got {value}")
+            raise argparse.ArgumentTypeError(f"{bound}, got {value}")
         return value
     parse.__name__ = wanted
     return parse

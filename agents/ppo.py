@@ -87,7 +87,7 @@ def read_checkpoint(path: str) -> dict:
             kind = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor"
                     if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
             raise ValueError(f"{path} is a damaged PPO checkpoint: model entry {name!r} must be a dense float32 "
-                             f"tensor, got {kind}")
+                             f"or float64 tensor, got {kind}")
     return data
 
 

@@ -300,7 +300,8 @@ def _damaged(data: dict, change: str) -> dict:
     ("model a tensor", "it has no 'model' dictionary"),
     ("no hidden", "its config's 'hidden' must be a whole number >= 1, got None"),
     ("layers a string", "its config's 'layers' must be a whole number >= 0, got 'x'"),
-    ("bfloat16", "model entry 'policy.weight' must be a dense float32 tensor, got a torch.bfloat16 tensor"),
+    ("bfloat16", "model entry 'policy.weight' must be a dense float32 or float64 tensor, got a torch.bfloat16 "
+                 "tensor"),
     ("int weights", "got a torch.int64 tensor"),
     ("sparse", "got a sparse torch.float32 tensor"),
     ("nan", "the model weights are not all finite numbers"),

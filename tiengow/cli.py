@@ -308,7 +308,7 @@ def _verdict(lo: float, hi: float) -> str:
 def cmd_league(args: argparse.Namespace) -> int:
     """Round robin of duplicate evaluations: cross table, ranking by rating, JSON and a PNG heat map."""
     from tiengow.agents.arena import heat_map, league
-    from tiengow.agents.infra import atomic_write, check_output_path, install_hint, json_safe, run_dir
+    from tiengow.agents.infra import atomic_write, check_output_path, install_hint, json_text, run_dir
     rules = _rules_arg(args.rules)
     for spec in args.agents:
         _agent_spec(spec, rules)
@@ -343,8 +343,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     console.print(ranking)
     console.print(f"rating: {result['rating']}", soft_wrap=True, highlight=False)
     out = args.out if args.out is not None else os.path.join(run_dir("league"), "league")
-    atomic_write(out + ".json", lambda f: f.write((json.dumps(json_safe(result), indent=1, allow_nan=False)
-                                                   + "\n").encode()))
+    atomic_write(out + ".json", lambda f: f.write((json_text(result, indent=1) + "\n").encode()))
     if plot:
         heat_map(result, out + ".png")
         print(f"wrote {out}.json and {out}.png")

@@ -269,8 +269,6 @@ def parse_error_text(err: Exception) -> str:
 
 
 MAX_RULES_FILE_BYTES = 1 << 20
-
-
 RULES_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 
 

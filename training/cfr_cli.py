@@ -12,12 +12,11 @@ handlers raise ValueError with a message for people.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
-from tiengow.agents.infra import check_output_path, int_option, json_safe, rules_option, run_dir
+from tiengow.agents.infra import check_output_path, int_option, json_text, rules_option, run_dir
 
 
 def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argparse._SubParsersAction) -> None:
@@ -87,7 +86,7 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
         summary = train(config, out=out, progress=advance, notice=lambda text: console.print(text))
     summary["wall_seconds"] = round(time.perf_counter() - start, 3)
     if args.json:
-        print(json.dumps(json_safe({k: v for k, v in summary.items() if k != "rules"})))
+        print(json_text({k: v for k, v in summary.items() if k != "rules"}))
         return 0
     print(f"wrote {summary['out']}: {summary['algorithm']} on {summary['rules_name']}, "
           f"{summary['iterations']:,} iterations in {summary['seconds']:.1f} s of training")
@@ -137,7 +136,7 @@ def cmd_nashconv(args: argparse.Namespace) -> int:
     if loaded is not None:
         out.update(algorithm=loaded["meta"].get("algorithm"), iterations=loaded["meta"].get("iterations"))
     if args.json:
-        print(json.dumps(json_safe(out)))
+        print(json_text(out))
         return 0
     print(f"{args.policy} on {rules.name} (banker {banker}, {tree.num_infosets:,} information sets)")
     print(f"  NashConv          {out['nash_conv']:.6f}   ({100 * out['ratio']:.3g}% of uniform)")

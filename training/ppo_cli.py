@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import json
 import os
 import sys
 import time
 from collections.abc import Callable
 
-from tiengow.agents.infra import MAX_WORKERS, int_option, json_safe
+from tiengow.agents.infra import MAX_WORKERS, int_option, json_text
 
 
 def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
@@ -75,8 +74,8 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
         plot_curve(summary["curve"], png)
     strength = time_to_strength(summary["curve"])
     if args.json:
-        print(json.dumps(json_safe({**{k: v for k, v in summary.items() if k != "curve"}, "curve_png": png,
-                                    "time_to_strength": strength})))
+        print(json_text({**{k: v for k, v in summary.items() if k != "curve"}, "curve_png": png,
+                         "time_to_strength": strength}))
         return 0
     print(f"wrote {summary['out']}: {summary['update']} updates, {summary['global_step']:,} env steps, "
           f"{summary['elapsed'] / 60:.1f} min of training, {summary['steps_per_second']:,.0f} env steps/s "
