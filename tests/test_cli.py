@@ -41,6 +41,12 @@ def test_rules_card_text_names_classes(capsys):
     assert status == 0 and "civilian_triplet" in out and "quartet" in out
 
 
+def test_rules_card_refuses_a_preset_and_rules_together(capsys):
+    status, out, err = run(capsys, "rules", "micro", "--rules", "hongkong")
+    assert status == 2 and out == ""
+    assert "a preset name ('micro') or --rules ('hongkong'), not both" in err
+
+
 def test_micro_tree_sizes(capsys):
     """1,440 distinct deals: 2,520 physical splits, with the two 6-6 together in 360 of them."""
     status, out, _ = run(capsys, "tree", "--rules", "micro", "--json")

@@ -49,6 +49,15 @@ def test_module_layout():
     assert raw.information_state_space("player_0").shape == (raw.session.layout.information_size,)
 
 
+@pytest.mark.parametrize("make", [tiengow_v0.raw_env, TienGowEnv], ids=["aec", "gymnasium"])
+def test_reset_options_must_be_a_dict(make):
+    env = make()
+    env.reset(seed=1, options={"anything": 1})  # read by no env here, and ignored as PettingZoo's api_test expects
+    for bad in (5, "x", [("a", 1)]):
+        with pytest.raises(ValueError, match=r"reset options must be a dict or None, got "):
+            env.reset(seed=2, options=bad)
+
+
 def test_raw_env_refuses_illegal_actions():
     env = tiengow_v0.raw_env()
     env.reset(seed=1)

@@ -156,6 +156,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
             changes = ", ".join(f"{k}={json.dumps(v)}" for k, v in preset.diff().items()) or "(the default game)"
             print(f"{name:13s} {changes}")
         return 0
+    if args.preset is not None and args.rules is not None:
+        raise UsageError(f"give the rules once: a preset name ({args.preset!r}) or --rules ({args.rules!r}), "
+                         f"not both")
     rules = _rules_arg(args.rules or args.preset)
     table = table_for(rules)
     if args.json:

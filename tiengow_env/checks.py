@@ -38,3 +38,12 @@ def check_seed(seed: object) -> int:
         raise ValueError(f"seed must be a non-negative integer (or None), got {type(seed).__name__} "
                          f"{short_repr(seed)}")
     return int(seed) % 2**64
+
+
+
+def check_reset_options(options: object) -> None:
+    """``reset(options=...)``: None or a dict. These envs read no option (the rules and the
+    opponents are set when the env is made); a dict's keys are ignored, as PettingZoo's API test
+    expects of every env."""
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"reset options must be a dict or None, got {type(options).__name__} {short_repr(options)}")

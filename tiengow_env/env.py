@@ -78,7 +78,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_seed, short_repr
+from .checks import check_reset_options, check_seed, short_repr
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
@@ -337,6 +337,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
     # ----------------------------------------------------------------- AEC API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        check_reset_options(options)
         self.session.reset(seed)
         self._has_reset = True
         self._moves += 1

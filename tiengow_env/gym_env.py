@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .checks import check_seed, short_repr
+from .checks import check_reset_options, check_seed, short_repr
 from .env import RENDER_MODES, Session
 from .layout import ENV_ILLEGAL
 
@@ -147,6 +147,7 @@ class TienGowEnv(gym.Env):
 
     # ----------------------------------------------------------------- Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        check_reset_options(options)
         if seed is not None:
             check_seed(seed)  # a ValueError here, not gymnasium's own error type
             seed = int(seed)
