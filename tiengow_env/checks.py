@@ -40,7 +40,6 @@ def check_seed(seed: object) -> int:
     return int(seed) % 2**64
 
 
-
 def check_reset_options(options: object) -> None:
     """``reset(options=...)``: None or a dict. These envs read no option (the rules and the
     opponents are set when the env is made); a dict's keys are ignored, as PettingZoo's API test
