@@ -131,10 +131,17 @@ def test_a_bot_match_is_watched_with_the_bots_view(page, site):
     page.fill("#speed", "100")
     page.dispatch_event("#speed", "input")
     page.click("#start")
-    page.wait_for_selector("#explain .bar-row.chosen")
+    page.wait_for_selector("#pause:text-is('Pause')")  # the match is on
+    page.click("#pause")  # then move by move, so that the panel holds still while it is read
+    page.wait_for_load_state("networkidle")  # a step already asked for has arrived
+    version = page.evaluate("document.body.dataset.version")
+    while not page.query_selector("#explain .bar-row.chosen"):  # until a ppo seat has moved
+        page.click("#step")
+        version = wait_for_change(page, version)
     bars = page.query_selector_all("#explain .bar-row")
     assert bars and "%" in page.inner_text("#explain .bar-row.chosen .bar-value")
     shot(page, "watch.png")
+    page.click("#pause")  # resume: the bots play the hand out
     page.wait_for_selector("#settlement:not(.hidden)", timeout=60_000)
     net = json.loads(page.get_attribute("#settlement [data-net]", "data-net"))
     path = page.get_attribute("#settlement [data-record]", "data-record")
