@@ -17,6 +17,7 @@ combination removes the lowest held copies of each of its types.
 import numpy as np
 from numba import njit
 
+from ._numba_cache import register
 from .layout import (
     ENV_EPISODE_OVER,
     ENV_ILLEGAL,
@@ -119,6 +120,8 @@ from .layout import (
     T_STRENGTH,
 )
 from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TILE_WORTH, TYPE_BITS, TYPE_MASK
+
+register()  # before the first kernel: each cached kernel is checked against every file it is built from
 
 _CIVIL_LOW = np.int64(CIVIL_LOW)
 _CIVIL_ALL = np.int64((int(CIVIL_LOW) << 1) | int(CIVIL_LOW))

@@ -1,8 +1,7 @@
 """Index layouts shared by the table builder (``combos.py``) and the kernels (``_kernels.py``).
 
-The kernels read these constants as compile-time values, and numba's on-disk cache is keyed on
-the file that defines each kernel, not on this one: after changing a constant here (or a table
-in ``tiles.py``), delete the ``__pycache__`` folders, or the cached kernels keep the old values.
+The kernels read these constants as compile-time values; their on-disk cache is checked against
+this file too (``_numba_cache.py``), so a changed constant compiles them afresh.
 
 Three int64 arrays carry a game into compiled code:
 

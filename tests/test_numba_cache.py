@@ -1,0 +1,79 @@
+"""The kernels' numba cache is checked against every file a kernel is built from, not only its own
+(``tiengow_env/_numba_cache.py``)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tiengow_env import _kernels as K
+from tiengow_env import _numba_cache as C
+from tiengow_env import _search_kernels as SK
+
+HELPER = """from numba import njit
+
+@njit(cache=True)
+def helper():
+    return {value}
+"""
+KERNEL = """from numba import njit
+
+from . import _numba_cache
+from . import helpers
+{register}
+
+@njit(cache=True)
+def kernel():
+    return helpers.helper() + 1
+"""
+
+
+def run_kernel(root: Path) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
+    env.update(PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(root / "cache"))
+    done = subprocess.run([sys.executable, "-c", "from tiengow_env import kernels; print(kernels.kernel())"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip())
+
+
+def package(root: Path, register: bool) -> Path:
+    """A stand-in core package: a cached kernel in ``kernels.py`` calling one in ``helpers.py``."""
+    folder = root / "tiengow_env"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    shutil.copy(C.__file__, folder / "_numba_cache.py")
+    (folder / "helpers.py").write_text(HELPER.format(value=1))
+    (folder / "kernels.py").write_text(KERNEL.format(register="_numba_cache.register()" if register else ""))
+    return folder
+
+
+def test_an_edit_of_a_called_file_alone_compiles_the_caller_afresh(tmp_path):
+    for register, after_edit in ((False, 2), (True, 3)):  # numba alone keeps the stale kernel: the hazard
+        root = tmp_path / f"register{int(register)}"
+        folder = package(root, register)
+        assert run_kernel(root) == 2
+        (folder / "helpers.py").write_text(HELPER.format(value=2))
+        assert run_kernel(root) == after_edit
+        assert any((root / "cache").rglob("kernels.kernel-*.nbi"))  # it was cached, where numba was told
+
+
+def test_a_kernel_is_stamped_with_the_core_and_the_kernels_its_module_imports():
+    from tiengow.training import _cfr_kernels as CK
+    files = C.sources(SK.pimc_values.py_func)
+    assert {K.__file__, SK.__file__} <= set(files)
+    assert {"layout.py", "tiles.py", "_policy_kernels.py"} <= {Path(path).name for path in files}
+    training = [value for value in vars(CK).values()
+                if getattr(getattr(value, "py_func", None), "__module__", None) == CK.__name__]
+    assert {Path(path).name for path in C.sources(training[0].py_func)} >= {"_cfr_kernels.py", "_cfr_play_kernels.py"}
+    locator = SK.pimc_values._cache._impl.locator
+    assert isinstance(locator, C.KernelSourcesLocator) and locator.get_source_stamp()[1] == C.digest(files)
+
+
+def test_other_code_is_left_to_numba():
+    def elsewhere():
+        return 1
+    assert C.KernelSourcesLocator.from_function(elsewhere, __file__) is None
+    assert C.ours("tiengow_env") and C.ours("tiengow.agents.pimc") and not C.ours("tiengowx") and not C.ours("numba")

@@ -1,0 +1,97 @@
+"""numba's on-disk cache (``cache=True``) for the project's kernels, kept fresh across files.
+
+numba checks a cached kernel against the file that defines it and no other (its documentation
+says so), yet the machine code of a kernel holds compiled copies of the kernels it calls in
+other files and of the constants it reads from ``layout.py`` and ``tiles.py``. After an edit or
+an upgrade that changed ``_kernels.py`` alone, the cached kernels of ``_search_kernels.py``
+would go on running the old core. ``register`` puts a locator in front of numba's own: for a
+kernel of ``tiengow_env`` or ``tiengow`` it keeps the folder numba would choose and adds to
+numba's source stamp a digest of every file the kernel is compiled from (``sources``), so that a
+change to any of them compiles it afresh. Other libraries' kernels are left to numba.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import types
+from pathlib import Path
+
+from numba.core import caching
+
+# numba's private names (CacheImpl is _CacheImpl in older releases); without them numba's own check stays.
+_IMPL = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+_LOCATOR = getattr(caching, "_CacheLocator", None)
+
+
+def ours(module: str) -> bool:
+    """True for a module of the project's two import names."""
+    return module == "tiengow_env" or module.startswith(("tiengow_env.", "tiengow."))
+
+
+def sources(py_func) -> tuple[str, ...]:
+    """The files a kernel is compiled from: every module of the core package, its own file, and
+    the file of every project module or kernel its module has imported (imports run one way, so
+    the core and the kernel modules of the layers below are all there is)."""
+    files = set(_core())
+    files.add(py_func.__code__.co_filename)
+    for value in list(py_func.__globals__.values()):
+        if isinstance(value, types.ModuleType):
+            if ours(value.__name__) and getattr(value, "__file__", None):
+                files.add(value.__file__)
+        elif ours(getattr(getattr(value, "py_func", None), "__module__", None) or ""):
+            files.add(value.py_func.__code__.co_filename)
+    return tuple(sorted(files))
+
+
+@functools.cache
+def _core() -> tuple[str, ...]:
+    return tuple(str(path) for path in Path(__file__).parent.glob("*.py"))
+
+
+@functools.cache
+def _digest(stamped: tuple[tuple[str, int, int], ...]) -> str:
+    sha = hashlib.sha256()
+    for path, _, _ in stamped:
+        sha.update(os.path.basename(path).encode() + b"\0" + Path(path).read_bytes() + b"\0")
+    return sha.hexdigest()
+
+
+def digest(files: tuple[str, ...]) -> str:
+    """A digest of the files' names and contents (read once per process while they are unchanged)."""
+    stats = [os.stat(path) for path in files]
+    return _digest(tuple((path, st.st_mtime_ns, st.st_size) for path, st in zip(files, stats)))
+
+
+class KernelSourcesLocator(_LOCATOR or object):
+    """The locator numba would pick for a project kernel, with a stamp over all its ``sources``."""
+
+    def __init__(self, inner, stamp: str):
+        self._inner, self._stamp = inner, stamp
+        self._py_file = getattr(inner, "_py_file", None)  # numba's warnings name the kernel's file
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not ours(getattr(py_func, "__module__", None) or ""):
+            return None
+        for other in _IMPL._locator_classes:
+            inner = None if other is cls else other.from_function(py_func, py_file)
+            if inner is not None:
+                return cls(inner, digest(sources(py_func)))
+        return None
+
+    def get_cache_path(self):
+        return self._inner.get_cache_path()
+
+    def get_source_stamp(self):
+        return self._inner.get_source_stamp(), self._stamp
+
+    def get_disambiguator(self):
+        return self._inner.get_disambiguator()
+
+
+def register() -> None:
+    """Put ``KernelSourcesLocator`` first among numba's locators (once), before any kernel is
+    defined: ``_kernels.py``, which every kernel module imports first, calls it at its top."""
+    if _IMPL is not None and _LOCATOR is not None and KernelSourcesLocator not in _IMPL._locator_classes:
+        _IMPL._locator_classes.insert(0, KernelSourcesLocator)
