@@ -242,11 +242,16 @@ def test_replay_check_reports_each_disagreement(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- the first run
 def test_a_cold_numba_cache_is_detected(monkeypatch, tmp_path):
-    import numba
-
     from tiengow.cli import core_cache_is_cold
-    assert core_cache_is_cold() is False  # this process has run the kernels: their cache is warm
-    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))  # where numba would look instead
+    from tiengow_env import _kernels
+    from tiengow_env.game import Game
+    Game(seed=0)  # deals: the core kernel is compiled and cached, if it was not yet
+    assert _kernels.deal.signatures and core_cache_is_cold() is False
+    index = _kernels.deal._cache._cache_file
+    monkeypatch.setattr(index, "_source_stamp", ("other", "sources"))  # an edited file of the core
+    assert core_cache_is_cold() is True
+    monkeypatch.undo()
+    monkeypatch.setattr(index, "_index_path", str(tmp_path / "none.nbi"))  # no cache at all
     assert core_cache_is_cold() is True
 
 

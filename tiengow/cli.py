@@ -577,26 +577,14 @@ def _say_if_compiling() -> None:
 
 
 def core_cache_is_cold() -> bool:
-    """True when numba has no cached machine code for the kernels module that is newer than
-    its source: the cache index files (``_kernels.*.nbi``) are missing or stale. Found where
-    numba itself looks (``NUMBA_CACHE_DIR``, ``__pycache__`` beside the source, or the user's
-    cache folder); unknown numba internals count as warm, so that nothing is said wrongly."""
+    """True when numba would compile the core now: the cache index of one core kernel
+    (``_kernels.deal``) is missing, from another numba, or stamped with other sources (numba's own
+    check of it, with the project's stamp over every file the kernel is built from,
+    ``tiengow_env/_numba_cache.py``). Unknown numba internals count as warm, so that nothing is
+    said wrongly."""
     try:
-        from numba.core.caching import CacheImpl
-
         from tiengow_env import _kernels
-        source = _kernels.__file__
-        for locator_class in CacheImpl._locator_classes:
-            locator = locator_class.from_function(_kernels.deal.py_func, source)
-            if locator is not None:
-                folder = locator.get_cache_path()
-                break
-        else:
-            return False
-        built = os.path.getmtime(source)
-        return not any(name.startswith("_kernels.") and name.endswith(".nbi")
-                       and os.path.getmtime(os.path.join(folder, name)) >= built
-                       for name in os.listdir(folder))
+        return not _kernels.deal._cache._cache_file._load_index()
     except Exception:  # noqa: BLE001  (a private numba API: if it moved, say nothing)
         return False
 
