@@ -38,6 +38,7 @@ import numpy as np
 
 from tiengow_env import _kernels as K
 from tiengow_env import layout as L
+from tiengow_env.checks import DuplicateKeyError, load_json
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
@@ -94,7 +95,9 @@ def load_policy(path: str) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{path}: a {kind} policy needs the arrays {', '.join(REQUIRED[kind])}; missing {missing[0]}")
     try:
-        meta = json.loads(str(arrays["meta"]))
+        meta = load_json(str(arrays["meta"]))
+    except DuplicateKeyError as err:
+        raise ValueError(f"{path}: the 'meta' entry is not a valid JSON object: {err}; expected {expected}") from None
     except (KeyError, ValueError, RecursionError):
         meta = None
     if not isinstance(meta, dict):

@@ -235,15 +235,14 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
 def rules_option(text: str | None, option: str = "--rules"):
     """The ``RuleSet`` of a ``--rules`` value: a preset name, a YAML/TOML file, or a JSON object
     of switches (``None``: standard). Malformed JSON is a ValueError naming the option and where."""
-    import json
-
+    from tiengow_env.checks import load_json
     from tiengow_env.rules import RuleSet, parse_error_text
     if text is None:
         return RuleSet.from_spec("standard")
     if not text.lstrip().startswith("{"):
         return RuleSet.from_spec(text)
     try:
-        spec = json.loads(text)
+        spec = load_json(text)
     except ValueError as err:
         raise ValueError(f"{option} is not a valid JSON object: {parse_error_text(err)}") from None
     return RuleSet.from_spec(spec)

@@ -325,6 +325,14 @@ def test_a_body_nested_too_deeply_is_a_400(client, path):
                                                                         "to be a request"}
 
 
+@pytest.mark.parametrize("path", ["/api/new", "/api/league", "/api/move"])
+def test_a_body_with_a_key_twice_is_a_400_naming_it(client, path):
+    response = client.post(path, content=b'{"mode": "play", "mode": "watch"}',
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.json() == {
+        "error": "the request body is not valid JSON: the key 'mode' appears twice in one object"}
+
+
 @pytest.mark.parametrize("raw", ["..%2Fsecret.json", "m1%2F..%2F..%2Fsecret.json", "%2Fetc%2Fpasswd",
                                  "%2e%2e%2fsecret.json", "..%5Csecret.json", "link.json%00.json"])
 def test_encoded_slashes_are_decoded_then_refused(folder, raw):

@@ -5,7 +5,10 @@ nested value. Everything here runs before play, never inside the compiled loops.
 """
 from __future__ import annotations
 
+import functools
+import json
 import reprlib
+from typing import Any
 
 import numpy as np
 
@@ -46,3 +49,55 @@ def check_reset_options(options: object) -> None:
     expects of every env."""
     if options is not None and not isinstance(options, dict):
         raise ValueError(f"reset options must be a dict or None, got {type(options).__name__} {short_repr(options)}")
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object or a YAML mapping that gives one key twice: which value was meant is unknown."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"the key {short_repr(key)} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` that refuses an object giving a key twice (``DuplicateKeyError``) instead
+    of keeping the last value, as every input of the project is read."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+def load_yaml(text: str | bytes) -> Any:
+    """``yaml.safe_load`` that refuses a mapping giving a key twice (a ``yaml`` error with the
+    line and column of the second) instead of keeping the last value."""
+    import yaml
+    return yaml.load(text, Loader=_unique_keys_loader())
+
+
+@functools.cache
+def _unique_keys_loader() -> type:
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class UniqueKeysLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base": its keys may be overridden
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        duplicate = key in seen
+                    except TypeError:  # an unhashable key: SafeLoader says so itself
+                        continue
+                    if duplicate:
+                        raise ConstructorError("while reading a mapping", node.start_mark,
+                                               f"the key {short_repr(key)} appears twice", key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeysLoader

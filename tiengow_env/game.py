@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_seed, is_integer, short_repr
+from .checks import DuplicateKeyError, check_seed, is_integer, load_json, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
 from .tiles import NAMES, NUM_TYPES, TILE_TYPE, TYPE_BITS, mask_names, mask_types, parse_type
@@ -524,9 +524,11 @@ def _parse_json(raw: bytes, where: str) -> Any:
     if not text.strip(" \t\r"):
         return RecordError(f"{where} is empty; expected a hand record (a JSON object)", None)
     try:
-        return json.loads(text)
+        return load_json(text)
     except RecursionError:
         return RecordError(f"{where} is nested too deeply to be a hand record", None)
+    except DuplicateKeyError as err:
+        return RecordError(f"{where} is not a hand record: {err}", None)
     except ValueError as err:
         if not isinstance(err, json.JSONDecodeError):  # int(): a number of thousands of digits
             return RecordError(f"{where} holds a number too long to be read ({str(err).split(';')[0]})", None)

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import INT64_MAX, is_integer, short_repr
+from .checks import INT64_MAX, is_integer, load_json, load_yaml, short_repr
 from .tiles import COPIES, NAMES, NUM_TYPES, TYPE_BITS, parse_type
 
 NAMED_DECKS: dict[str, tuple[str, ...]] = {}
@@ -287,10 +287,9 @@ def _load_file(path: str) -> dict:
             import tomllib
             data = tomllib.loads(raw.decode())
         elif path.lower().endswith(".json"):
-            data = json.loads(raw)
+            data = load_json(raw)
         else:
-            import yaml
-            data = yaml.safe_load(raw)
+            data = load_yaml(raw)
     except Exception as err:  # every parser has its own error type; all mean a malformed file
         raise ValueError(f"rules file {path!r} is not valid: {parse_error_text(err)}") from None
     if not isinstance(data, dict):

@@ -12,6 +12,7 @@ import os
 from importlib import resources
 from typing import Any, TypeVar
 
+from tiengow_env.checks import load_yaml
 from tiengow_env.rules import parse_error_text
 
 Config = TypeVar("Config")
@@ -47,8 +48,7 @@ def read_settings(spec: str) -> dict[str, Any]:
     ValueError naming the config and the problem."""
     text, where = config_text(spec)
     try:
-        import yaml
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except Exception as err:  # yaml raises its own error types; all mean a malformed file
         raise ValueError(f"config {where} is not valid YAML: {parse_error_text(err)}") from None
     if data is None:

@@ -58,7 +58,7 @@ from tiengow.agents.infra import ScalarLog, check_output_path, run_dir
 from tiengow.agents.ppo import input_scale
 from tiengow_env.combos import table_for
 from tiengow_env.observation import ObservationLayout
-from tiengow_env.rules import RuleSet
+from tiengow_env.rules import RuleSet, parse_error_text
 
 from . import _ppo_kernels as PK
 from .config import build, read_settings
@@ -264,16 +264,16 @@ class PpoConfig:
 
 def parse_overrides(items: list[str]) -> dict:
     """``["lr=1e-4", "pool_weights={greedy: 1}"]`` -> ``{"lr": 0.0001, ...}`` (values read as YAML)."""
-    import yaml
+    from tiengow_env.checks import load_yaml
     out = {}
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"--set takes name=value, as in --set lr=1e-4; got {item!r}")
         try:
-            value = yaml.safe_load(text)
+            value = load_yaml(text)
         except Exception as err:  # yaml's own error types
-            raise ValueError(f"--set {item!r}: the value is not valid YAML ({err})") from None
+            raise ValueError(f"--set {item!r}: the value is not valid YAML ({parse_error_text(err)})") from None
         if isinstance(value, str):  # YAML reads 1e-4 as a string; numbers people type should be numbers
             try:
                 value = float(value)

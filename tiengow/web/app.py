@@ -21,7 +21,6 @@ rebinding).
 """
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -37,6 +36,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from tiengow_env.checks import load_json
 from tiengow_env.rules import PRESETS
 
 from . import views as V
@@ -122,7 +122,7 @@ async def read_json(request: Request) -> object:
         if len(body) > MAX_BODY_BYTES:
             raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
     try:
-        return json.loads(body.decode("utf-8")) if body else None
+        return load_json(body.decode("utf-8")) if body else None
     except RecursionError:
         raise Refused("the request body is nested too deeply to be a request") from None
     except (ValueError, UnicodeDecodeError) as err:

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from tiengow.ui.tracker import HandLog
+from tiengow_env.checks import load_json
 from tiengow_env.game import RecordError, load_records, parse_record
 from tiengow_env.tiles import NAMES
 
@@ -100,7 +101,7 @@ class RecordsFolder:
     def league(self, name: object) -> dict:
         path = self.resolve(name)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = load_json(path.read_text(encoding="utf-8"))
         except RecursionError:
             raise Refused(f"{name} is nested too deeply to be a league", 422) from None
         except (ValueError, UnicodeDecodeError) as err:
@@ -117,7 +118,7 @@ def describe(path: Path) -> dict | None:
         data = path.read_bytes()  # counted as load_records numbers them: one record per line, blank ones too
         return {"kind": "hands", "count": data.count(b"\n") + (not data.endswith(b"\n") and bool(data)), **entry}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and "cross_table" in data:
