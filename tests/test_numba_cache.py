@@ -21,8 +21,8 @@ def helper():
 KERNEL = """from numba import njit
 
 from . import _numba_cache
-from . import helpers
 {register}
+from . import helpers
 
 @njit(cache=True)
 def kernel():
@@ -30,13 +30,26 @@ def kernel():
 """
 
 
-def run_kernel(root: Path) -> int:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
-    env.update(PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(root / "cache"))
-    done = subprocess.run([sys.executable, "-c", "from tiengow_env import kernels; print(kernels.kernel())"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+MINE = """from numba import njit
+
+@njit(cache=True)
+def mine():
+    return 5
+"""
+
+
+def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(kernels.kernel())",
+               cache_dir: Path | None = None) -> str:
+    """``code`` run in a fresh process beside the stand-in package, numba's cache in ``cache_dir``
+    (None: NUMBA_CACHE_DIR unset, and the user's cache folder in ``root / "xdg"``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR")}
+    env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(root / "xdg"))
+    if cache_dir is not None:
+        env.update(NUMBA_CACHE_DIR=str(cache_dir))
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
-    return int(done.stdout.strip())
+    return done.stdout.strip()
 
 
 def package(root: Path, register: bool) -> Path:
@@ -56,10 +69,33 @@ def test_an_edit_of_a_called_file_alone_compiles_the_caller_afresh(tmp_path):
     for register, after_edit in ((False, 2), (True, 3)):
         root = tmp_path / f"register{int(register)}"
         folder = package(root, register)
-        assert run_kernel(root) == 2
+        assert run_kernel(root, cache_dir=root / "cache") == "2"
         (folder / "helpers.py").write_text(HELPER.format(value=2))
-        assert run_kernel(root) == after_edit
+        assert run_kernel(root, cache_dir=root / "cache") == str(after_edit)
         assert any((root / "cache").rglob("kernels.kernel-*.nbi"))  # it was cached, where numba was told
+
+
+def caches(folder: Path) -> set[str]:
+    return {path.name.split("-")[0] for path in folder.rglob("*.nbi")}
+
+
+def test_installed_the_kernels_are_cached_in_the_users_cache_folder_and_other_code_is_left_alone(tmp_path):
+    folder = package(tmp_path, register=True)  # no pyproject.toml beside it: an installed package
+    (tmp_path / "mine.py").write_text(MINE)  # the user's own cached kernel
+    code = ("import os; from tiengow_env import kernels; import mine; "
+            "print(kernels.kernel(), mine.mine(), os.environ.get('NUMBA_CACHE_DIR'))")
+    assert run_kernel(tmp_path, code) == "2 5 None"  # and nothing set for the rest of the process
+    assert caches(tmp_path / "xdg" / "tiengow" / "numba") == {"kernels.kernel", "helpers.helper"}
+    assert caches(folder) == set()  # never beside the installed kernels
+    assert caches(tmp_path / "__pycache__") == {"mine.mine"}  # numba's own choice for the user's code
+    (folder / "helpers.py").write_text(HELPER.format(value=2))
+    assert run_kernel(tmp_path, code) == "3 5 None"
+    # NUMBA_CACHE_DIR wins; a checkout (pyproject.toml beside the package) keeps numba's __pycache__
+    assert run_kernel(tmp_path, cache_dir=tmp_path / "mine") == "3"
+    assert caches(tmp_path / "mine") == {"kernels.kernel", "helpers.helper"}
+    (tmp_path / "pyproject.toml").write_text("")
+    assert run_kernel(tmp_path) == "3"
+    assert caches(folder) == {"kernels.kernel", "helpers.helper"}
 
 
 def test_a_kernel_is_stamped_with_the_core_and_the_kernels_its_module_imports():
@@ -72,6 +108,18 @@ def test_a_kernel_is_stamped_with_the_core_and_the_kernels_its_module_imports():
     assert {Path(path).name for path in C.sources(training[0].py_func)} >= {"_cfr_kernels.py", "_cfr_play_kernels.py"}
     locator = SK.pimc_values._cache._impl.locator
     assert isinstance(locator, C.KernelSourcesLocator) and locator.get_source_stamp()[1] == C.digest(files)
+
+
+def test_every_kernel_of_the_project_has_the_locator():
+    from tiengow.agents import _cfr_play_kernels
+    from tiengow.training import _cfr_kernels, _ppo_kernels
+    from tiengow_env import _policy_kernels
+    modules = (K, SK, _policy_kernels, _cfr_play_kernels, _cfr_kernels, _ppo_kernels)
+    kernels = [value for module in modules for value in vars(module).values()
+               if getattr(getattr(value, "py_func", None), "__module__", None) == module.__name__]
+    assert len(kernels) > 50
+    for kernel in kernels:
+        assert isinstance(kernel._cache._impl.locator, C.KernelSourcesLocator), kernel
 
 
 def test_other_code_is_left_to_numba():

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(command: list[str], cwd: Path, timeout: int = 900) -> str:
+def run(command: list[str], cwd: Path, timeout: int = 900, cache: Path | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -59,15 +61,20 @@ def session(installed, tmp_path_factory):
     """Every command of the check, run once from an unrelated folder: (outputs, site-packages
     listing before, after)."""
     python, tiengow, site, _ = installed
-    folder = tmp_path_factory.mktemp("elsewhere")
+    folder, cache = tmp_path_factory.mktemp("elsewhere"), tmp_path_factory.mktemp("cache")
     where = run([str(python), "-c", "import tiengow, tiengow_env; print(tiengow.__file__, tiengow_env.__file__)"],
                 folder).split()
     before = listing(site)
     out = {"where": where, "version": run([str(tiengow), "--version"], folder)}
-    out["train"] = run([str(tiengow), "train", "cfr", "--config", "cfr_micro", "--out", "X.npz", "--json"], folder)
+    out["train"] = run([str(tiengow), "train", "cfr", "--config", "cfr_micro", "--out", "X.npz", "--json"], folder,
+                       cache=cache)
     for name, spec, rules in (("cfr", "cfr", []), ("ppo", "ppo", []), ("micro", "cfr:X.npz", ["--rules", "micro"])):
         opponent = "random" if name == "micro" else "greedy"
-        out[name] = run([str(tiengow), "eval", spec, "--vs", opponent, "--deals", "50", "--json", *rules], folder)
+        out[name] = run([str(tiengow), "eval", spec, "--vs", opponent, "--deals", "50", "--json", *rules], folder,
+                        cache=cache)
+    out["environ"] = run([str(python), "-c", "import os, tiengow_env; from tiengow_env import game; "
+                                             "print(os.environ.get('NUMBA_CACHE_DIR'))"], folder, cache=cache)
+    out["cached"] = sorted(path.name.split("-")[0] for path in cache.rglob("*.nbi"))
     return out, before, listing(site), site, folder
 
 
@@ -85,3 +92,10 @@ def test_commands_work_from_an_unrelated_folder(session):
 def test_nothing_is_written_into_site_packages(session):
     _, before, after, _, _ = session
     assert sorted(after - before) == []
+
+
+def test_the_kernels_are_cached_in_the_users_cache_folder_and_nothing_is_set_for_the_process(session):
+    out = session[0]
+    assert out["environ"].strip() == "None"
+    assert "_kernels.deal" in out["cached"]
+    assert any(name.startswith("_cfr_kernels.") for name in out["cached"])  # the training layer's kernels too

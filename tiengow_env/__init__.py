@@ -13,32 +13,12 @@ Public API (loaded on first use, so that ``import tiengow_env`` stays fast):
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from typing import Any
 
 from gymnasium.envs.registration import register as _register
 from gymnasium.envs.registration import registry as _registry
 
 __version__ = "0.2.0"
-
-
-def _numba_cache_outside_an_installed_package() -> None:
-    """Installed from a wheel, the kernels' numba cache (``cache=True``) goes to the user's cache
-    folder (``$XDG_CACHE_HOME/tiengow/numba``, default ``~/.cache``), not beside the kernels in
-    site-packages: no command writes into the installed package. A checkout (a pyproject.toml
-    beside the package) keeps numba's default, the ``__pycache__`` folders, and an explicit
-    ``NUMBA_CACHE_DIR`` always wins."""
-    checkout = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "pyproject.toml"))
-    if checkout or os.environ.get("NUMBA_CACHE_DIR"):
-        return
-    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tiengow", "numba")
-    os.environ["NUMBA_CACHE_DIR"] = cache  # read by numba when it is first imported, here and in workers
-    if "numba" in sys.modules:  # numba was imported first: its config has been read already
-        sys.modules["numba"].config.CACHE_DIR = cache
-
-
-_numba_cache_outside_an_installed_package()
 
 if "TienGow-v0" not in _registry:
     _register(id="TienGow-v0", entry_point="tiengow_env.gym_env:TienGowEnv")

@@ -7,7 +7,14 @@ an upgrade that changed ``_kernels.py`` alone, the cached kernels of ``_search_k
 would go on running the old core. ``register`` puts a locator in front of numba's own: for a
 kernel of ``tiengow_env`` or ``tiengow`` it keeps the folder numba would choose and adds to
 numba's source stamp a digest of every file the kernel is compiled from (``sources``), so that a
-change to any of them compiles it afresh. Other libraries' kernels are left to numba.
+change to any of them compiles it afresh.
+
+It also says where the project's kernels are cached. In a checkout (a ``pyproject.toml`` beside
+the package) that is numba's choice, the git-ignored ``__pycache__`` folders. Installed from a
+wheel, it is the user's cache folder, ``$XDG_CACHE_HOME/tiengow/numba`` (default ``~/.cache``),
+and never beside the kernels in site-packages: no command writes into the installed package.
+``NUMBA_CACHE_DIR`` wins over both. Other code's kernels, the user's own among them, are left to
+numba, and nothing is set for the rest of the process.
 """
 from __future__ import annotations
 
@@ -17,11 +24,13 @@ import os
 import types
 from pathlib import Path
 
-from numba.core import caching
+from numba.core import caching, config
 
-# numba's private names (CacheImpl is _CacheImpl in older releases); without them numba's own check stays.
+# numba's private names (CacheImpl is _CacheImpl in older releases); without them numba's own check
+# and choice of folder stay.
 _IMPL = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
 _LOCATOR = getattr(caching, "_CacheLocator", None)
+_USER_WIDE = getattr(caching, "UserWideCacheLocator", None) or getattr(caching, "_UserWideCacheLocator", None)
 
 
 def ours(module: str) -> bool:
@@ -42,6 +51,15 @@ def sources(py_func) -> tuple[str, ...]:
         elif ours(getattr(getattr(value, "py_func", None), "__module__", None) or ""):
             files.add(value.py_func.__code__.co_filename)
     return tuple(sorted(files))
+
+
+@functools.cache
+def installed_cache_dir() -> str | None:
+    """The folder of the project's kernel caches when the package is installed (not a checkout)."""
+    package = Path(__file__).resolve().parent
+    if (package.parent / "pyproject.toml").exists():
+        return None
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tiengow", "numba")
 
 
 @functools.cache
@@ -66,22 +84,31 @@ def digest(files: tuple[str, ...]) -> str:
 class KernelSourcesLocator(_LOCATOR or object):
     """The locator numba would pick for a project kernel, with a stamp over all its ``sources``."""
 
-    def __init__(self, inner, stamp: str):
-        self._inner, self._stamp = inner, stamp
+    def __init__(self, inner, stamp: str, cache_path: str | None = None):
+        self._inner, self._stamp, self._cache_path = inner, stamp, cache_path
         self._py_file = getattr(inner, "_py_file", None)  # numba's warnings name the kernel's file
 
     @classmethod
     def from_function(cls, py_func, py_file):
         if not ours(getattr(py_func, "__module__", None) or ""):
             return None
+        stamp = digest(sources(py_func))
+        root = None if config.CACHE_DIR or _USER_WIDE is None else installed_cache_dir()
+        if root is not None:  # installed: the user's cache folder, whatever numba would choose
+            self = cls(_USER_WIDE(py_func, py_file), stamp, os.path.join(root, cls.get_suitable_cache_subpath(py_file)))
+            try:
+                self.ensure_cache_path()
+                return self
+            except OSError:  # a cache folder that cannot be written: numba's own choice, as for a checkout
+                pass
         for other in _IMPL._locator_classes:
             inner = None if other is cls else other.from_function(py_func, py_file)
             if inner is not None:
-                return cls(inner, digest(sources(py_func)))
+                return cls(inner, stamp)
         return None
 
     def get_cache_path(self):
-        return self._inner.get_cache_path()
+        return self._cache_path or self._inner.get_cache_path()
 
     def get_source_stamp(self):
         return self._inner.get_source_stamp(), self._stamp
