@@ -1,10 +1,12 @@
 """The command line: rules cards, exact tree sizes, demo, bench, and one-line errors."""
 import argparse
 import io
+import itertools
 import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +60,37 @@ def test_micro_tree_sizes(capsys):
 
 def test_tree_refuses_large_games(capsys):
     status, _, err = run(capsys, "tree", "--rules", "standard")
-    assert status == 2 and "too large" in err and "\n" == err[-1] and err.count("\n") == 1
+    assert status == 2 and "\n" == err[-1] and err.count("\n") == 1
+    assert "standard has 462,750,885,101,340 distinct deals: its tree is too large to walk" in err
+
+
+DECK16 = "6-6 6-6 1-1 1-1 3-1 6-3 5-4 4-2 3-2 2-1 5-5 4-4 3-3 2-2 6-5 6-4".split()
+
+
+@pytest.mark.parametrize("players, deck", [(4, DECK16[:8]), (3, DECK16[:6]), (3, DECK16[:12]), (4, DECK16)])
+def test_the_deals_are_counted_without_listing_them(players, deck):
+    from tiengow_env.rules import RuleSet
+    from tiengow_env.tree import count_deals, distinct_deals
+    rules = RuleSet(deck=tuple(deck), players=players, one_red_dot="off")
+    listed = sum(1 for _ in itertools.islice(distinct_deals(rules), 20_000))
+    assert count_deals(rules) == listed or (listed == 20_000 and count_deals(rules) > 20_000)
+
+
+def test_a_custom_deck_whose_tree_is_too_large_is_refused_before_the_walk(capsys):
+    """A 16-tile deck for four (one deal takes about a minute) and a 12-tile deck for three
+    (14,070 deals, thousands of nodes each) are refused in seconds; so is micro below its size."""
+    for rules in ({"deck": DECK16, "one_red_dot": "off"}, {"deck": DECK16[:12], "players": 3, "one_red_dot": "off"}):
+        started = time.perf_counter()
+        status, out, err = run(capsys, "tree", "--rules", json.dumps(rules))
+        assert status == 2 and out == "" and "its tree is too large to walk" in err and "--max-nodes" in err
+        assert time.perf_counter() - started < 30
+    status, _, err = run(capsys, "tree", "--rules", "micro", "--max-nodes", "40000")
+    assert status == 2 and "1,440 distinct deals and more than 27 decision nodes in the first" in err
+    # the first deal (37 nodes) makes it look small enough: the walk stops at the budget
+    status, _, err = run(capsys, "tree", "--rules", "micro", "--max-nodes", "60000")
+    assert status == 2 and "the walk passed --max-nodes 60,000 decision nodes before its last deal" in err
+    status, out, _ = run(capsys, "tree", "--rules", "micro", "--max-nodes", "67755", "--json")
+    assert status == 0 and json.loads(out)["decision_nodes"] == 67755
 
 
 @pytest.mark.parametrize("argv, words", [

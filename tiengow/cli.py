@@ -228,13 +228,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 @command("tree")
 def cmd_tree(args: argparse.Namespace) -> int:
-    """Exact size of a small game: deals, decision nodes, information sets per seat."""
-    from tiengow_env.tree import tree_stats
-    rules = _rules_arg(args.rules)
-    if rules.hand_size > 4:
-        raise UsageError(f"{rules.name} has hands of {rules.hand_size} tiles: its tree is too large to walk; "
-                         "use a small preset such as micro or a custom deck of about 8 tiles")
-    stats = tree_stats(rules, banker=args.banker)
+    """Exact size of a small game: deals, decision nodes, information sets per seat. Refused
+    before the walk when its first deal times the number of deals passes --max-nodes."""
+    from tiengow_env.tree import TreeTooLarge, count_deals, tree_stats
+    rules, budget = _rules_arg(args.rules), args.max_nodes
+    deals = count_deals(rules)
+    advice = "use a small preset such as micro or a custom deck of 8 tiles, or raise --max-nodes"
+    if deals > budget:
+        raise UsageError(f"{rules.name} has {deals:,} distinct deals: its tree is too large to walk (more than "
+                         f"--max-nodes {budget:,} decision nodes); {advice}")
+    cap = budget // deals  # the first deal's share of the budget
+    try:
+        first = tree_stats(rules, banker=args.banker, max_deals=1, max_nodes=cap)["decision_nodes"]
+    except TreeTooLarge:
+        first = None
+    if first is None or first * deals > budget:
+        size = f"more than {cap:,}" if first is None else f"{first:,}"
+        raise UsageError(f"{rules.name} has {deals:,} distinct deals and {size} decision nodes in the first: its "
+                         f"tree is too large to walk (more than --max-nodes {budget:,} decision nodes); {advice}")
+    progress, advance = _progress_bar(deals, "walking the deals")
+    try:
+        with progress:
+            stats = tree_stats(rules, banker=args.banker, max_nodes=budget, on_deal=lambda: advance(1))
+    except TreeTooLarge:
+        raise UsageError(f"{rules.name}: the walk passed --max-nodes {budget:,} decision nodes before its last deal "
+                         f"(its first deal had {first:,}); raise --max-nodes to walk it all") from None
     if args.json:
         print(json.dumps(stats))
     else:
@@ -465,6 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tree", help="exact game-tree size of a small variant (e.g. --rules micro)")
     p.add_argument("--rules", default="micro", help="preset name, YAML/TOML file, or JSON object of switches")
     p.add_argument("--banker", type=natural, default=0, help="the fixed banker seat")
+    p.add_argument("--max-nodes", type=positive, default=2_000_000, metavar="N",
+                   help="refuse a tree of more decision nodes than this (estimated from its first deal before "
+                   "the walk; about 25,000 nodes a second)")
     p.add_argument("--json", action="store_true", help="print the sizes as JSON")
     p = sub.add_parser("eval", help="duplicate evaluation: CANDIDATE against copies of an opponent")
     p.add_argument("candidate", help=agent_help)

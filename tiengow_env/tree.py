@@ -10,8 +10,10 @@ decisions and carry no information (they follow from public facts), so they are 
 """
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 
 from .combos import table_for
 from .game import Game
@@ -42,8 +44,35 @@ def distinct_deals(rules: RuleSet) -> Iterator[tuple[tuple[int, ...], ...]]:
     yield from split(tuple(rules.deck_types), rules.players)
 
 
-def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None) -> dict:
-    """Deals, decision nodes, terminal nodes and information sets per seat (see module doc)."""
+def count_deals(rules: RuleSet) -> int:
+    """The number of distinct deals ``distinct_deals`` yields, counted without listing them: the
+    ways to give each tile type's copies to the seats so that every seat gets a full hand."""
+    rules = RuleSet.from_spec(rules)
+    copies = tuple(Counter(rules.deck_types).values())
+    players, size = rules.players, rules.hand_size
+
+    @functools.cache
+    def ways(kind: int, fills: tuple[int, ...]) -> int:
+        if kind == len(copies):
+            return int(all(fill == size for fill in fills))
+        total = 0
+        for split in itertools.product(range(copies[kind] + 1), repeat=players):
+            if sum(split) == copies[kind] and all(f + n <= size for f, n in zip(fills, split)):
+                total += ways(kind + 1, tuple(f + n for f, n in zip(fills, split)))
+        return total
+
+    return ways(0, (0,) * players)
+
+
+class TreeTooLarge(ValueError):
+    """The walk passed its budget of decision nodes."""
+
+
+def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None, max_nodes: int | None = None,
+               on_deal: Callable[[], None] | None = None) -> dict:
+    """Deals, decision nodes, terminal nodes and information sets per seat (see module doc),
+    over every distinct deal or the first ``max_deals``. ``TreeTooLarge`` as soon as the walk
+    passes ``max_nodes`` decision nodes; ``on_deal`` is called after each deal."""
     rules = RuleSet.from_spec(rules)
     combos = table_for(rules).num_combos
     infosets: list[set] = [set() for _ in range(rules.players)]
@@ -55,6 +84,8 @@ def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None) ->
             return
         seat = game.to_act
         counts["decision_nodes"] += 1
+        if max_nodes is not None and counts["decision_nodes"] > max_nodes:
+            raise TreeTooLarge(f"the tree has more than {max_nodes:,} decision nodes")
         infosets[seat].add((dealt[seat], _view(history, seat)))
         for action in game.legal_actions():
             child = game.clone()
@@ -73,5 +104,7 @@ def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None) ->
         counts["deals"] += 1
         hands = [[NAMES[t] for t in hand] for hand in deal]
         walk(Game(hands=hands, banker=banker, rules=rules), (), deal)
+        if on_deal is not None:
+            on_deal()
     return {**counts, "banker": banker, "infosets_per_seat": [len(s) for s in infosets],
             "infosets": sum(len(s) for s in infosets)}
