@@ -485,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--banker", type=natural, default=0, help="the fixed banker seat")
     p.add_argument("--max-nodes", type=positive, default=2_000_000, metavar="N",
                    help="refuse a tree of more decision nodes than this (estimated from its first deal before "
-                   "the walk; about 25,000 nodes a second)")
+                   "the walk; 7,000 to 25,000 nodes a second)")
     p.add_argument("--json", action="store_true", help="print the sizes as JSON")
     p = sub.add_parser("eval", help="duplicate evaluation: CANDIDATE against copies of an opponent")
     p.add_argument("candidate", help=agent_help)
