@@ -75,6 +75,8 @@ def load_policy(path: str) -> dict[str, Any]:
     expected = f"a tiengow CFR policy file (.npz with format={FORMAT!r}, written by tiengow train cfr)"
     if not os.path.exists(path):
         raise ValueError(f"policy file {path} does not exist; expected {expected}")
+    if not os.path.isfile(path):  # a folder, a device or a pipe: a zip archive is read by seeking
+        raise ValueError(f"policy file {path} is not a regular file; expected {expected}")
     if not zipfile.is_zipfile(path):
         raise ValueError(f"policy file {path} is not an .npz (zip) archive; expected {expected}")
     try:

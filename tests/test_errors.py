@@ -354,6 +354,18 @@ def test_cli_directory_instead_of_file(tmp_path, capsys):
     _main_one_line_error(capsys, ["replay", str(tmp_path)])
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["train", "cfr", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: not a config"),
+    (["train", "ppo", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: not a config"),
+    (["eval", "cfr:/dev/zero", "--vs", "random", "--deals", "1"], "policy file /dev/zero is not a regular file"),
+    (["nashconv", "/dev/zero"], "policy file /dev/zero is not a regular file"),
+    (["eval", "ppo:/dev/zero", "--vs", "random", "--deals", "1"], "/dev/zero is not a readable PPO checkpoint"),
+    (["perft", "/dev/zero", "--depth", "1"], "/dev/zero is larger than 256 MB"),
+])
+def test_cli_an_endless_device_given_as_a_file_is_refused(capsys, argv, says):
+    assert says in _main_one_line_error(capsys, argv)
+
+
 def test_cli_file_not_utf8(tmp_path, capsys):
     # Issue 15: a line that is not UTF-8 is an error line of its own, not the whole file's.
     path = tmp_path / "bad.jsonl"

@@ -192,6 +192,21 @@ def _write_lines(tmp_path, chunks: list[bytes]):
     return path
 
 
+def test_a_records_file_too_large_to_read_whole_or_an_endless_stream_is_refused(tmp_path, monkeypatch, capsys):
+    import tiengow_env.game as G
+    path = _write_lines(tmp_path, [json.dumps(GOOD).encode()] * 3)
+    monkeypatch.setattr(G, "MAX_RECORDS_BYTES", path.stat().st_size)
+    assert len(load_records(str(path))) == 3  # exactly the limit is read
+    monkeypatch.setattr(G, "MAX_RECORDS_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ValueError, match=r"records.jsonl is larger than 0 MB, too large to read as hand records"):
+        load_records(str(path))
+    monkeypatch.undo()
+    for command in (["replay", "/dev/zero"], ["show", "/dev/zero"]):  # never ends: read up to the limit, then refused
+        assert cli.main(command) == 2
+        assert capsys.readouterr().err.strip() == ("tiengow: error: /dev/zero is larger than 256 MB, too large to "
+                                                   "read as hand records; split it into smaller files")
+
+
 def test_deeply_nested_and_invalid_utf8_lines_are_errors_of_their_own(tmp_path, capsys):
     good = json.dumps(GOOD).encode()
 

@@ -491,9 +491,12 @@ def perft(record: object, depth: int) -> int:
     return int(K.perft(game.state, depth, game.combos.table, game.combos.rules_array))
 
 
+MAX_RECORDS_BYTES = 256 * 2**20  # a records file is read whole: a larger one (or an endless stream) is refused
+
+
 def load_records(path: str) -> list[Any]:
     """Records of a ``.json`` file (one record) or ``.jsonl`` file (one per line); OSError if
-    the file cannot be read.
+    the file cannot be read, ValueError if it is larger than ``MAX_RECORDS_BYTES``.
 
     JSON Lines are split on ``"\n"`` only (never on U+2028, form feeds and the like, which may
     sit inside a JSON string), so the list has exactly one entry per line. A final ``"\n"``
@@ -505,7 +508,10 @@ def load_records(path: str) -> list[Any]:
         raise ValueError(f"load_records takes the path of a .json or .jsonl file, got {short_repr(path)}")
     path = os.fspath(path)
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(MAX_RECORDS_BYTES + 1)
+    if len(data) > MAX_RECORDS_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_RECORDS_BYTES >> 20} MB, too large to read as hand records; "
+                         "split it into smaller files")
     if not path.endswith(".jsonl"):
         return [_parse_json(data, path)]
     lines = data.split(b"\n")

@@ -19,6 +19,9 @@ Config = TypeVar("Config")
 SHIPPED = "tiengow.configs"
 
 
+MAX_CONFIG_BYTES = 2**20
+
+
 def shipped_configs() -> list[str]:
     """Names of the configs shipped in the package (``tiengow.configs``), sorted."""
     return sorted(entry.name[:-5] for entry in resources.files(SHIPPED).iterdir() if entry.name.endswith(".yaml"))
@@ -29,10 +32,14 @@ def config_text(spec: str) -> tuple[str, str]:
     listing the shipped names when it is neither."""
     if os.path.exists(spec):
         try:
-            with open(spec, encoding="utf-8") as f:
-                return f.read(), spec
+            with open(spec, "rb") as f:
+                raw = f.read(MAX_CONFIG_BYTES + 1)
         except OSError as err:
             raise ValueError(f"cannot read config {spec}: {err.strerror}") from None
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ValueError(f"config {spec} is larger than {MAX_CONFIG_BYTES >> 20} MB: not a config")
+        try:
+            return raw.decode("utf-8"), spec
         except UnicodeDecodeError as err:
             raise ValueError(f"config {spec} is not a text (UTF-8) file: byte {err.start} is "
                              f"{err.object[err.start:err.start + 1]!r}") from None
