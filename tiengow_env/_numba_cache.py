@@ -5,9 +5,8 @@ says so), yet the machine code of a kernel holds compiled copies of the kernels 
 other files and of the constants it reads from ``layout.py`` and ``tiles.py``. After an edit or
 an upgrade that changed ``_kernels.py`` alone, the cached kernels of ``_search_kernels.py``
 would go on running the old core. ``register`` puts a locator in front of numba's own: for a
-kernel of ``tiengow_env`` or ``tiengow`` it keeps the folder numba would choose and adds to
-numba's source stamp a digest of every file the kernel is compiled from (``sources``), so that a
-change to any of them compiles it afresh.
+kernel of ``tiengow_env`` or ``tiengow`` it adds to numba's source stamp a digest of every file
+the kernel is compiled from (``sources``), so that a change to any of them compiles it afresh.
 
 It also says where the project's kernels are cached. In a checkout (a ``pyproject.toml`` beside
 the package) that is numba's choice, the git-ignored ``__pycache__`` folders. Installed from a
@@ -82,7 +81,8 @@ def digest(files: tuple[str, ...]) -> str:
 
 
 class KernelSourcesLocator(_LOCATOR or object):
-    """The locator numba would pick for a project kernel, with a stamp over all its ``sources``."""
+    """A project kernel's locator: numba's own (or, installed, one in ``installed_cache_dir``),
+    with a stamp over all the kernel's ``sources``."""
 
     def __init__(self, inner, stamp: str, cache_path: str | None = None):
         self._inner, self._stamp, self._cache_path = inner, stamp, cache_path
