@@ -39,11 +39,13 @@ def mine():
 
 
 def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(kernels.kernel())",
-               cache_dir: Path | None = None) -> str:
+               cache_dir: Path | None = None, user_cache: Path | None = None) -> str:
     """``code`` run in a fresh process beside the stand-in package, numba's cache in ``cache_dir``
-    (None: NUMBA_CACHE_DIR unset, and the user's cache folder in ``root / "xdg"``)."""
+    (None: NUMBA_CACHE_DIR unset, and the user's cache folder in ``user_cache``, by default
+    ``root / "xdg"``; the temporary folder is ``root / "tmp"``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR")}
-    env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(root / "xdg"))
+    (root / "tmp").mkdir(exist_ok=True)
+    env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(user_cache or root / "xdg"), TMPDIR=str(root / "tmp"))
     if cache_dir is not None:
         env.update(NUMBA_CACHE_DIR=str(cache_dir))
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
@@ -90,6 +92,11 @@ def test_installed_the_kernels_are_cached_in_the_users_cache_folder_and_other_co
     assert caches(tmp_path / "__pycache__") == {"mine.mine"}  # numba's own choice for the user's code
     (folder / "helpers.py").write_text(HELPER.format(value=2))
     assert run_kernel(tmp_path, code) == "3 5 None"
+    # a user cache folder that cannot be written (here under a file): the temporary folder
+    (tmp_path / "a-file").write_text("")
+    assert run_kernel(tmp_path, user_cache=tmp_path / "a-file" / "cache") == "3"
+    assert caches(tmp_path / "tmp" / "tiengow" / "numba") == {"kernels.kernel", "helpers.helper"}
+    assert caches(folder) == set()
     # NUMBA_CACHE_DIR wins; a checkout (pyproject.toml beside the package) keeps numba's __pycache__
     assert run_kernel(tmp_path, cache_dir=tmp_path / "mine") == "3"
     assert caches(tmp_path / "mine") == {"kernels.kernel", "helpers.helper"}

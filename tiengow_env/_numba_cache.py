@@ -11,7 +11,8 @@ the kernel is compiled from (``sources``), so that a change to any of them compi
 It also says where the project's kernels are cached. In a checkout (a ``pyproject.toml`` beside
 the package) that is numba's choice, the git-ignored ``__pycache__`` folders. Installed from a
 wheel, it is the user's cache folder, ``$XDG_CACHE_HOME/tiengow/numba`` (default ``~/.cache``),
-and never beside the kernels in site-packages: no command writes into the installed package.
+or if that cannot be written ``tiengow/numba`` in the temporary folder, and never beside the
+kernels in site-packages: no command writes into the installed package.
 ``NUMBA_CACHE_DIR`` wins over both. Other code's kernels, the user's own among them, are left to
 numba, and nothing is set for the rest of the process.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import tempfile
 import types
 from pathlib import Path
 
@@ -53,12 +55,14 @@ def sources(py_func) -> tuple[str, ...]:
 
 
 @functools.cache
-def installed_cache_dir() -> str | None:
-    """The folder of the project's kernel caches when the package is installed (not a checkout)."""
+def installed_cache_dirs() -> tuple[str, ...]:
+    """Where the project's kernels are cached when the package is installed, first choice first:
+    the user's cache folder, else one in the temporary folder; none for a checkout."""
     package = Path(__file__).resolve().parent
     if (package.parent / "pyproject.toml").exists():
-        return None
-    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tiengow", "numba")
+        return ()
+    user = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(user, "tiengow", "numba"), os.path.join(tempfile.gettempdir(), "tiengow", "numba")
 
 
 @functools.cache
@@ -81,7 +85,7 @@ def digest(files: tuple[str, ...]) -> str:
 
 
 class KernelSourcesLocator(_LOCATOR or object):
-    """A project kernel's locator: numba's own (or, installed, one in ``installed_cache_dir``),
+    """A project kernel's locator: numba's own (or, installed, one in ``installed_cache_dirs``),
     with a stamp over all the kernel's ``sources``."""
 
     def __init__(self, inner, stamp: str, cache_path: str | None = None):
@@ -93,15 +97,15 @@ class KernelSourcesLocator(_LOCATOR or object):
         if not ours(getattr(py_func, "__module__", None) or ""):
             return None
         stamp = digest(sources(py_func))
-        root = None if config.CACHE_DIR or _USER_WIDE is None else installed_cache_dir()
-        if root is not None:  # installed: the user's cache folder, whatever numba would choose
+        roots = () if config.CACHE_DIR or _USER_WIDE is None else installed_cache_dirs()
+        for root in roots:  # installed: never beside the kernels, whatever numba would choose
             self = cls(_USER_WIDE(py_func, py_file), stamp, os.path.join(root, cls.get_suitable_cache_subpath(py_file)))
             try:
                 self.ensure_cache_path()
                 return self
-            except OSError:  # a cache folder that cannot be written: numba's own choice, as for a checkout
-                pass
-        for other in _IMPL._locator_classes:
+            except OSError:  # a folder that cannot be written: the next
+                continue
+        for other in _IMPL._locator_classes:  # a checkout, NUMBA_CACHE_DIR, or no folder could be written
             inner = None if other is cls else other.from_function(py_func, py_file)
             if inner is not None:
                 return cls(inner, stamp)
