@@ -555,7 +555,11 @@ def test_vector_env_under_bad_actions(rules, seed, data):
                 assert np.array_equal(getattr(venv, name), before[name]), name
             continue
         venv.step(actions)
-        assert np.all(venv.rewards.sum(axis=1) == 0)
+        # float32 rewards are exact below 2**24 chips; past that (stakes of 10**15, say) they are rounded, and
+        # only the int64 episode_net is zero-sum exactly
+        rewards = venv.rewards.astype(np.float64)  # float32 values add up exactly in float64
+        assert np.all(np.abs(rewards.sum(axis=1)) <= 4 * np.finfo(np.float32).eps * np.abs(rewards).sum(axis=1))
+        assert np.all(rewards.sum(axis=1)[np.abs(rewards).max(axis=1) < 2**24] == 0)
         for i in np.flatnonzero(venv.terminated):
             assert venv.episode_net[i].sum() == 0
 

@@ -12,9 +12,10 @@ writes the next observation and mask straight into preallocated arrays:
 |                |                      | order (``legal_actions[i, 1:1 + legal_actions[i, 0]]``)   |
 | `to_act`       | (N,) int64           | the acting seat                                           |
 | `rewards`      | (N, P) float32       | chips paid to each seat (absolute seats) by this step     |
+|                |                      | (exact below 2^24 chips, rounded past that)               |
 | `terminated`   | (N,) bool            | the step ended env i's episode; it was reset at once, so   |
 |                |                      | the observation and mask already belong to the new one    |
-| `episode_net`  | (N, P) int64         | net chips of env i's last finished episode                |
+| `episode_net`  | (N, P) int64         | net chips of env i's last finished episode (always exact) |
 
 ``step`` returns these arrays themselves, not copies: the next step overwrites them.
 
