@@ -77,20 +77,20 @@ def test_the_deals_are_counted_without_listing_them(players, deck):
 
 
 def test_a_custom_deck_whose_tree_is_too_large_is_refused_before_the_walk(capsys):
-    """A 16-tile deck for four (one deal takes about a minute) and a 12-tile deck for three
-    (14,070 deals, thousands of nodes each) are refused in seconds; so is micro below its size."""
+    """A 16-tile deck for four (16 s a deal) and a 12-tile deck for three (14,070 deals, thousands
+    of nodes each) are refused in seconds, and so is a small tree above its --max-nodes."""
     for rules in ({"deck": DECK16, "one_red_dot": "off"}, {"deck": DECK16[:12], "players": 3, "one_red_dot": "off"}):
         started = time.perf_counter()
         status, out, err = run(capsys, "tree", "--rules", json.dumps(rules))
         assert status == 2 and out == "" and "its tree is too large to walk" in err and "--max-nodes" in err
         assert time.perf_counter() - started < 30
-    status, _, err = run(capsys, "tree", "--rules", "micro", "--max-nodes", "40000")
-    assert status == 2 and "1,440 distinct deals and more than 27 decision nodes in the first" in err
-    # the first deal (37 nodes) makes it look small enough: the walk stops at the budget
-    status, _, err = run(capsys, "tree", "--rules", "micro", "--max-nodes", "60000")
-    assert status == 2 and "the walk passed --max-nodes 60,000 decision nodes before its last deal" in err
-    status, out, _ = run(capsys, "tree", "--rules", "micro", "--max-nodes", "67755", "--json")
-    assert status == 0 and json.loads(out)["decision_nodes"] == 67755
+    small = ["tree", "--rules", json.dumps({"deck": DECK16[:6], "players": 3, "one_red_dot": "off"})]
+    status, _, err = run(capsys, *small, "--max-nodes", "329")  # 33 deals, 10 nodes in the first: 330 at least
+    assert status == 2 and "has 33 distinct deals and more than 9 decision nodes in the first" in err
+    status, _, err = run(capsys, *small, "--max-nodes", "400")  # the first deal makes it look small enough
+    assert status == 2 and "the walk passed --max-nodes 400 decision nodes before its last deal" in err
+    status, out, _ = run(capsys, *small, "--max-nodes", "594", "--json")
+    assert status == 0 and json.loads(out)["decision_nodes"] == 594 and json.loads(out)["deals"] == 33
 
 
 @pytest.mark.parametrize("argv, words", [
