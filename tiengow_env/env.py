@@ -31,7 +31,8 @@ gives the perfect-recall information-state vector (``observation.py``).
 Rewards: chips, when they are paid (RULES.md sections 5 and 6): a trick bonus with the step
 that ends its trick, the settlement with the step that ends the hand, each multiplied by
 ``reward_scale``. Every seat is rewarded at every step (mostly 0), and the rewards of a
-hand sum to zero. As PettingZoo's own helpers do, a step updates the ``rewards`` dict in
+hand sum to zero (exactly with ``reward_scale=1`` while chips stay below 2^53, as floats do;
+the int64 ``session.episode_chips`` always). As PettingZoo's own helpers do, a step updates the ``rewards`` dict in
 place (copy it to keep one step's values); ``reset()`` makes new dicts.
 
 Episodes: ``hands=1`` (default) is one hand; ``hands=n`` is a match of n hands (RULES.md
