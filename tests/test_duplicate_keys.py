@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import yaml
 from scripted import MICRO, MICRO_ACTIONS
 
 from tiengow import cli
@@ -38,7 +39,7 @@ def test_load_yaml_refuses_a_key_twice_with_its_line_and_keeps_merges():
     assert load_yaml("base: &b {p: 1, q: 2}\nmine:\n  <<: *b\n  p: 3\n")["mine"] == {"p": 3, "q": 2}
     assert load_yaml("") is None
     for text, line in (("a: 1\nb: 2\na: 3\n", 3), ("x:\n  y: 1\n  y: 2\n", 3), ("{a: 1, a: 2}", 1)):
-        with pytest.raises(Exception) as err:
+        with pytest.raises(yaml.YAMLError) as err:
             load_yaml(text)
         assert "appears twice" in str(err.value) and err.value.problem_mark.line + 1 == line
 

@@ -355,8 +355,8 @@ def test_cli_directory_instead_of_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["train", "cfr", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: not a config"),
-    (["train", "ppo", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: not a config"),
+    (["train", "cfr", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
+    (["train", "ppo", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
     (["eval", "cfr:/dev/zero", "--vs", "random", "--deals", "1"], "policy file /dev/zero is not a regular file"),
     (["nashconv", "/dev/zero"], "policy file /dev/zero is not a regular file"),
     (["eval", "ppo:/dev/zero", "--vs", "random", "--deals", "1"], "/dev/zero is not a readable PPO checkpoint"),

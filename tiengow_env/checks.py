@@ -51,6 +51,23 @@ def check_reset_options(options: object) -> None:
         raise ValueError(f"reset options must be a dict or None, got {type(options).__name__} {short_repr(options)}")
 
 
+MAX_SMALL_FILE_BYTES = 2**20
+
+
+def read_small_file(path: str, what: str) -> bytes:
+    """The bytes of a small input file (a rules file, a config), read up to a limit, so that a
+    device or an endless stream is refused at once; ValueError starting with ``what`` (the
+    file as the message names it) when it cannot be read or is too large."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SMALL_FILE_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"cannot read {what}: {err.strerror or err}") from None
+    if len(raw) > MAX_SMALL_FILE_BYTES:
+        raise ValueError(f"{what} is larger than {MAX_SMALL_FILE_BYTES >> 20} MB: too large to be one")
+    return raw
+
+
 class DuplicateKeyError(ValueError):
     """A JSON object or a YAML mapping that gives one key twice: which value was meant is unknown."""
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import INT64_MAX, is_integer, load_json, load_yaml, short_repr
+from .checks import INT64_MAX, is_integer, load_json, load_yaml, read_small_file, short_repr
 from .tiles import COPIES, NAMES, NUM_TYPES, TYPE_BITS, parse_type
 
 NAMED_DECKS: dict[str, tuple[str, ...]] = {}
@@ -268,20 +268,13 @@ def parse_error_text(err: Exception) -> str:
     return lines[0] if lines else type(err).__name__
 
 
-MAX_RULES_FILE_BYTES = 1 << 20
 RULES_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 
 
 def _load_file(path: str) -> dict:
     if not os.path.exists(path):
         raise ValueError(f"rules file {path!r} does not exist")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_RULES_FILE_BYTES + 1)
-    except OSError as err:
-        raise ValueError(f"cannot read rules file {path!r}: {err.strerror or err}") from None
-    if len(raw) > MAX_RULES_FILE_BYTES:
-        raise ValueError(f"rules file {path!r} is larger than {MAX_RULES_FILE_BYTES >> 10} KB: not a rules file")
+    raw = read_small_file(path, f"rules file {path!r}")
     try:
         if path.lower().endswith(".toml"):
             import tomllib

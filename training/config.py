@@ -12,14 +12,11 @@ import os
 from importlib import resources
 from typing import Any, TypeVar
 
-from tiengow_env.checks import load_yaml
+from tiengow_env.checks import load_yaml, read_small_file
 from tiengow_env.rules import parse_error_text
 
 Config = TypeVar("Config")
 SHIPPED = "tiengow.configs"
-
-
-MAX_CONFIG_BYTES = 2**20
 
 
 def shipped_configs() -> list[str]:
@@ -31,13 +28,7 @@ def config_text(spec: str) -> tuple[str, str]:
     """(text, where) of a config given as a path or a shipped name (module doc); ValueError
     listing the shipped names when it is neither."""
     if os.path.exists(spec):
-        try:
-            with open(spec, "rb") as f:
-                raw = f.read(MAX_CONFIG_BYTES + 1)
-        except OSError as err:
-            raise ValueError(f"cannot read config {spec}: {err.strerror}") from None
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ValueError(f"config {spec} is larger than {MAX_CONFIG_BYTES >> 20} MB: not a config")
+        raw = read_small_file(spec, f"config {spec}")
         try:
             return raw.decode("utf-8"), spec
         except UnicodeDecodeError as err:
