@@ -11,6 +11,7 @@ Spec grammar (``agents/base.py`` has the overview)::
       epsilon=E                      each rollout decision is uniformly random with probability E (0)
       own_epsilon=E                  the same for the searching seat's own rollout decisions (default: epsilon)
       low_discard=0|1                a random rollout decision that is a discard throws the tile worth least (0)
+      greedy_end=T                   pimc: a seat holding at most T tiles makes no random rollout decision (0)
       endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never)
       beta=B                         pimc: weight worlds by the others' discards, inverse temperature B (0: uniform)
       infer=P                        worlds follow the others' discards: a seat that could beat discards with
@@ -88,11 +89,11 @@ class PimcAgent(SearchAgent):
     def __init__(self, rules: RuleSet, seed: int = 0, samples: int = DEFAULT_SAMPLES, policy: str = "greedy",
                  endgame: int = 0, beta: float = 0.0, halving: bool = False, epsilon: float = 0.0,
                  own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False,
-                 low_discard: bool = False):
+                 low_discard: bool = False, greedy_end: int = 0):
         super().__init__(rules, seed)
         self.samples, self.policy, self.endgame, self.beta, self.halving = samples, policy, endgame, beta, halving
         self.epsilon, self.own_epsilon, self.infer, self.paired = epsilon, own_epsilon, infer, paired
-        self.low_discard = low_discard
+        self.low_discard, self.greedy_end = low_discard, greedy_end
 
     @property
     def budget(self) -> dict[str, int]:
@@ -105,7 +106,8 @@ class PimcAgent(SearchAgent):
         fresh ones (``tiengow_env.search.pimc_details``)."""
         actions, chips, _, best = pimc_details(game, self.samples, self.policy, seed, self.endgame, self.beta,
                                                self.workspace, self.halving, self.epsilon, bonus, self.own_epsilon,
-                                               self.infer, self.paired, worlds, self.low_discard)
+                                               self.infer, self.paired, worlds, self.low_discard,
+                                               self.greedy_end)
         scores = np.zeros(len(actions))
         scores[best] = 1.0
         return actions, scores, chips
@@ -197,12 +199,13 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
     count, options = parse_options("pimc", argument, "samples",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int,
                                     "beta": float, "halving": bool, "infer": float, "paired": bool,
-                                    "low_discard": bool})
+                                    "low_discard": bool, "greedy_end": int})
     return PimcAgent(rules, seed, samples=count or DEFAULT_SAMPLES, policy=options.get("rollout", "greedy"),
                      endgame=options.get("endgame", 0), beta=options.get("beta", 0.0),
                      halving=options.get("halving", False), epsilon=options.get("epsilon", 0.0),
                      own_epsilon=options.get("own_epsilon"), infer=options.get("infer", 1.0),
-                     paired=options.get("paired", False), low_discard=options.get("low_discard", False))
+                     paired=options.get("paired", False), low_discard=options.get("low_discard", False),
+                     greedy_end=options.get("greedy_end", 0))
 
 
 def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:

@@ -181,7 +181,7 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     worlds = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), True, False, 40, S.POLICIES["greedy"],
-                   np.zeros(S.MAX_SEATS), False, 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, *S._pool(many, None),
+                   np.zeros(S.MAX_SEATS), False, 0, 0, 0.0, np.zeros((0, 3), dtype=np.int64), 1.0, *S._pool(many, None),
                    False, ws.singles, many.combos.table, many.combos.rules_array, S._rng(3), ws.solver, values, worlds,
                    rounds)
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
@@ -246,7 +246,7 @@ def test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_actio
         finished = {}
         for low in (False, True):
             state, rng = game.state.copy(), S._rng(5)
-            SK.finish_world(state, S.POLICIES["greedy"], np.ones(S.MAX_SEATS), low, 0, False, ws.singles, table,
+            SK.finish_world(state, S.POLICIES["greedy"], np.ones(S.MAX_SEATS), low, 0, 0, False, ws.singles, table,
                             rules, rng, scratch, ws.solver, 1)
             finished[low] = state
         replay = game.clone()
@@ -267,6 +267,47 @@ def test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_actio
     assert make_agent("ismcts:8:low_discard=1").low_discard
     assert make_agent("champion:8:low_discard=1").searcher.low_discard
 
+
+
+def test_greedy_end_rollouts_play_the_policy_alone_once_a_seat_holds_few_tiles():
+    """With epsilon 1 every rollout decision is random, except, with ``greedy_end`` G, those
+    of a seat holding at most G tiles, which are greedy's and draw no random number: the
+    kernel's rollout equals this step-by-step replay of the same random numbers. G = 0 is the
+    rollout as it was; G at least the hand size is the greedy rollout."""
+    from tiengow_env import _kernels as K
+    from tiengow_env.tiles import NUM_TYPES
+    greedy = make_agent("greedy")
+    changed = 0
+    for game in decision_points(12, seed=9):
+        ws, table, rules = S.Workspace(game.rules), game.combos.table, game.combos.rules_array
+        scratch = np.empty(game.combos.num_combos + NUM_TYPES + 2, dtype=np.int64)
+        finished = {}
+        for end in (0, 2, 8):
+            state, rng = game.state.copy(), S._rng(5)
+            SK.finish_world(state, S.POLICIES["greedy"], np.ones(S.MAX_SEATS), False, end, 0, False, ws.singles,
+                            table, rules, rng, scratch, ws.solver, 1)
+            finished[end] = state
+        for end in (0, 2, 8):
+            replay, rng = game.clone(), S._rng(5)
+            while not replay.is_over:
+                if len(replay.hand(replay.to_act)) <= end:
+                    replay.step(greedy.act(*replay.observe()))
+                    continue
+                K.rand_below(rng, SK.EPSILON_UNIT)  # the epsilon draw: always random at epsilon 1
+                n = K.legal_actions(replay.state, table, rules, scratch)
+                replay.step(int(scratch[K.rand_below(rng, n)]))
+            np.testing.assert_array_equal(finished[end], replay.state)
+        changed += not np.array_equal(finished[2], finished[0])
+    assert changed > 0
+    assert make_agent("pimc:8:greedy_end=2").greedy_end == 2 and make_agent("pimc:8").greedy_end == 0
+    assert make_agent("champion:8").searcher.greedy_end == 2
+    assert make_agent("champion:8:greedy_end=0").searcher.greedy_end == 0
+    assert make_agent("champion:8:infer=0.2").searcher.infer == 0.2
+    game = decision_points(1, seed=4)[0]
+    np.testing.assert_array_equal(S.pimc_values(game, 16, seed=7, epsilon=0.5)[1],
+                                  S.pimc_values(game, 16, seed=7, epsilon=0.5, greedy_end=0)[1])
+    with pytest.raises(ValueError, match="greedy_end must be a number of tiles >= 0"):
+        S.pimc_values(game, 16, greedy_end=-1)
 
 # ============================================================================ discard inference
 def random_play_with_discards(seed: int, rules: RuleSet):
@@ -620,6 +661,9 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("champion:x", "a number of samples from 1"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("pimc:8:low_discard=yes", "low_discard is 0 or 1"),
+                                       ("pimc:8:greedy_end=2.5", "greedy_end takes a number"),
+                                       ("champion:8:greedy_end=-1", "a finite number from 0"),
+                                       ("champion:8:infer=2", "probability from 0 to 1"),
                                        ("champion:8:rollout=ppo", "rollout must be one of"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
                                        ("champion:8:prior=/no/such.pt", "does not exist"),
@@ -670,6 +714,7 @@ def test_explain_gives_a_value_per_searched_action():
     "test_search.py::test_lookahead_plays_each_action_then_the_others_until_the_seat_acts_again",
     "test_search.py::test_history_log_likelihoods_replay_each_world_and_score_the_others_decisions",
     "test_search.py::test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_action_discards",
+    "test_search.py::test_greedy_end_rollouts_play_the_policy_alone_once_a_seat_holds_few_tiles",
     pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
                  marks=pytest.mark.slow),
     pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),

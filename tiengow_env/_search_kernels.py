@@ -298,16 +298,21 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
 
 # ----------------------------------------------------------------------------- PIMC
 @njit(cache=True)
-def finish_world(state, policy, epsilons, low_discard, endgame, face_up, singles, table, rules, rng, scratch, solver,
-                 stamp):
+def finish_world(state, policy, epsilons, low_discard, greedy_end, endgame, face_up, singles, table, rules, rng,
+                 scratch, solver, stamp):
     """Play ``state`` to the end of the hand: the rollout policy, each decision of seat s
     replaced by a uniformly random legal action with probability ``epsilons[s]`` (with
     ``low_discard``, a random discard throws the tile worth least: the randomness is in whether
-    to beat and what to lead, not in throwing away a strong tile), until at most ``endgame``
-    tiles are left in the hands, then the exact max-n endgame. Returns solver nodes used."""
+    to beat and what to lead, not in throwing away a strong tile), except that a seat holding
+    at most ``greedy_end`` tiles plays the policy alone (strong players hardly ever throw the
+    last tricks away, and random ones there decide the hand by chance), until at most
+    ``endgame`` tiles are left in the hands, then the exact max-n endgame. Returns solver nodes
+    used."""
     C = rules[R_COMBOS]
     while state[S_PHASE] != PHASE_OVER and tiles_in_hands(state, rules) > endgame:
         threshold = np.int64(epsilons[state[S_TO_ACT]] * EPSILON_UNIT)
+        if K.popcount(state[S_HAND + state[S_TO_ACT]]) <= greedy_end:
+            threshold = np.int64(0)
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
             n = K.legal_actions(state, table, rules, scratch)
             action = scratch[K.rand_below(rng, n)]
@@ -332,8 +337,9 @@ def finish_world(state, policy, epsilons, low_discard, endgame, face_up, singles
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, low_discard, endgame, beta,
-                events, keep, pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds, out_rounds):
+def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, low_discard, greedy_end,
+                endgame, beta, events, keep, pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds,
+                out_rounds):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
     ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
     played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
@@ -388,8 +394,8 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
                     rng[0] = start
                 child[:] = world
                 K.step(child, actions[i], table, rules)
-                nodes += finish_world(child, policy, epsilons, low_discard, endgame, face_up, singles, table, rules,
-                                      rng, scratch, solver, stamp)
+                nodes += finish_world(child, policy, epsilons, low_discard, greedy_end, endgame, face_up, singles,
+                                      table, rules, rng, scratch, solver, stamp)
                 sums[i] += weight * chips(child, seat)
                 totals[i] += weight
                 out_worlds[i] += 1
@@ -544,8 +550,8 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
             path[length] = node
             length += 1
         stamp += 1
-        finish_world(world, policy, epsilons, low_discard, endgame, face_up, singles, table, rules, rng, scratch,
-                     solver, stamp)
+        finish_world(world, policy, epsilons, low_discard, 0, endgame, face_up, singles, table, rules, rng,
+                     scratch, solver, stamp)
         for k in range(1, length):
             v = path[k]
             stats[v, F_VISITS] += 1.0

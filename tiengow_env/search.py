@@ -187,13 +187,15 @@ def _rng(seed: int) -> np.ndarray:
 def pimc_values(game: Game, samples: int = 32, policy: str = "greedy", seed: int = 0, endgame: int = 0,
                 beta: float = 0.0, workspace: Workspace | None = None, halving: bool = False,
                 epsilon: float = 0.0, own_epsilon: float | None = None, infer: float = 1.0,
-                paired: bool = False, low_discard: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                paired: bool = False, low_discard: bool = False,
+                greedy_end: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
-    action's mean is over the worlds it was played in."""
+    action's mean is over the worlds it was played in; a seat holding at most ``greedy_end``
+    tiles plays its rollout decisions by the policy alone, never at random."""
     actions, values, _, _ = pimc_details(game, samples, policy, seed, endgame, beta, workspace, halving, epsilon,
                                          own_epsilon=own_epsilon, infer=infer, paired=paired,
-                                         low_discard=low_discard)
+                                         low_discard=low_discard, greedy_end=greedy_end)
     return actions, values
 
 
@@ -202,7 +204,7 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
                  epsilon: float = 0.0, bonus: np.ndarray | None = None,
                  own_epsilon: float | None = None, infer: float = 1.0, paired: bool = False,
                  worlds: tuple[np.ndarray, np.ndarray] | None = None,
-                 low_discard: bool = False) -> tuple[np.ndarray, np.ndarray, int, int]:
+                 low_discard: bool = False, greedy_end: int = 0) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``pimc_values``, the number of endgame-solver nodes it searched, and the index of the
     action the search prefers: the best mean plus ``bonus`` (chips per legal action, in the
     order of ``game.legal_actions()``; none by default), or with ``halving`` the last one in
@@ -212,6 +214,8 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     epsilons = _check(game, policy, endgame, epsilon, own_epsilon, samples=samples)
     if not np.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
+    if type(greedy_end) is not int or greedy_end < 0:
+        raise ValueError(f"greedy_end must be a number of tiles >= 0, got {greedy_end!r}")
     events, keep = _inference(game, infer)
     ws = _workspace(game, workspace)
     actions = np.array(game.legal_actions(), dtype=np.int64)
@@ -226,9 +230,9 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
     counts = np.zeros(len(actions), dtype=np.int64)
     rounds = np.zeros(len(actions), dtype=np.int64)
     nodes = SK.pimc_values(game.state, game.to_act, actions, bonus, bool(halving), bool(paired), samples,
-                           POLICIES[policy], epsilons, bool(low_discard), endgame, float(beta), events, keep, pool, cdf,
-                           game.rules.discards_face_up, ws.singles, game.combos.table, game.combos.rules_array,
-                           _rng(seed), ws.solver, values, counts, rounds)
+                           POLICIES[policy], epsilons, bool(low_discard), greedy_end, endgame, float(beta), events,
+                           keep, pool, cdf, game.rules.discards_face_up, ws.singles, game.combos.table,
+                           game.combos.rules_array, _rng(seed), ws.solver, values, counts, rounds)
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
