@@ -3,9 +3,7 @@
 PIMC (``search``'s configuration: rollouts greedy with a random action at each decision with
 probability epsilon, sequential halving; and paired rollouts: every action of a world is finished
 with the same random numbers, so that the comparison of two actions is not drowned in the
-rollouts' own noise; and greedy endings: a seat holding at most ``greedy_end`` tiles makes no
-random rollout decision, so the last tricks, which decide the hand, are not thrown away at
-random in the rollouts) ranks the legal actions by their mean chips Q(a) over
+rollouts' own noise) ranks the legal actions by their mean chips Q(a) over
 sampled worlds; the learned policy adds ``weight`` times its log-probability log pi(a), taken
 from the acting seat's observation, to every ranking:
 
@@ -33,7 +31,7 @@ Spec::
             [:worlds=N][:endgame=T][:belief=A][:particles=P][:prior=PATH]
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), R the rollout
         policy (greedy; or expert, random), E the rollouts' epsilon (0.5), G the tiles in hand
-        at or below which a seat's rollout decisions are never random (2; 0: random to the end),
+        at or below which a seat's rollout decisions are never random (0: random to the end),
         D 1 for random rollout discards that throw the tile worth least (0: any tile), I the
         discard inference of ``pimc`` (1: none),
         V the lookahead's share from 0 to below 1 (0: none), N its worlds (64), T the tiles left
@@ -41,8 +39,8 @@ Spec::
         uniform worlds), P its worlds (256), PATH a PPO checkpoint written by ``tiengow train ppo``
         (the shipped ``ppo`` model)
 
-``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1:greedy_end=2``: the
-ablation without the network; ``champion:greedy_end=0`` is the champion before greedy endings.
+``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
+without the network.
 """
 from __future__ import annotations
 
@@ -59,7 +57,6 @@ from .ppo import PpoAgent, make_ppo_agent
 DEFAULT_SAMPLES = 2200
 DEFAULT_WEIGHT = 0.25
 DEFAULT_EPSILON = 0.5
-DEFAULT_GREEDY_END = 2
 DEFAULT_VALUE = 0.0
 DEFAULT_WORLDS = 64
 DEFAULT_BELIEF = 0.0
@@ -76,7 +73,7 @@ class ChampionAgent(SearchAgent):
                  weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
                  worlds: int = DEFAULT_WORLDS, endgame: int = 0, belief: float = DEFAULT_BELIEF,
                  particles: int = DEFAULT_PARTICLES, rollout: str = "greedy", low_discard: bool = False,
-                 infer: float = 1.0, greedy_end: int = DEFAULT_GREEDY_END):
+                 infer: float = 1.0, greedy_end: int = 0):
         super().__init__(rules, seed)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
@@ -157,4 +154,4 @@ def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAg
                          particles=options.get("particles", DEFAULT_PARTICLES),
                          rollout=options.get("rollout", "greedy"),
                          low_discard=options.get("low_discard", False), infer=options.get("infer", 1.0),
-                         greedy_end=options.get("greedy_end", DEFAULT_GREEDY_END))
+                         greedy_end=options.get("greedy_end", 0))

@@ -91,7 +91,7 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
                 "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
-                "pimc:8:epsilon=0.5:infer=0.2:paired=1", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8",
+                "pimc:8:epsilon=0.5:infer=0.2:paired=1:greedy_end=3", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8",
                 "champion:8:belief=1:particles=16", "champion:8:rollout=expert:epsilon=0.3"]
 
 
@@ -300,8 +300,8 @@ def test_greedy_end_rollouts_play_the_policy_alone_once_a_seat_holds_few_tiles()
         changed += not np.array_equal(finished[2], finished[0])
     assert changed > 0
     assert make_agent("pimc:8:greedy_end=2").greedy_end == 2 and make_agent("pimc:8").greedy_end == 0
-    assert make_agent("champion:8").searcher.greedy_end == 2
-    assert make_agent("champion:8:greedy_end=0").searcher.greedy_end == 0
+    assert make_agent("champion:8").searcher.greedy_end == 0
+    assert make_agent("champion:8:greedy_end=2").searcher.greedy_end == 2
     assert make_agent("champion:8:infer=0.2").searcher.infer == 0.2
     game = decision_points(1, seed=4)[0]
     np.testing.assert_array_equal(S.pimc_values(game, 16, seed=7, epsilon=0.5)[1],
