@@ -91,8 +91,9 @@ def test_endgame_threshold_zero_is_the_plain_rollout_and_solving_changes_values(
 SEARCH_SPECS = ["pimc", "pimc:8:rollout=expert:endgame=6:beta=1.5", "pimc:8,random", "ismcts:150",
                 "ismcts:100:rollout=greedy:endgame=4", "pimc:8:epsilon=0.5:halving=1:beta=1",
                 "ismcts:100:rollout=greedy:epsilon=0.5", "search:0.1", "champion:8",
-                "pimc:8:epsilon=0.5:infer=0.2:paired=1:greedy_end=3", "ismcts:100:infer=0", "champion:8:value=0.5:worlds=8",
-                "champion:8:belief=1:particles=16", "champion:8:rollout=expert:epsilon=0.3"]
+                "pimc:8:epsilon=0.5:infer=0.2:paired=1:greedy_end=3", "ismcts:100:infer=0",
+                "champion:8:value=0.5:worlds=8", "champion:8:belief=1:particles=16",
+                "champion:8:rollout=expert:epsilon=0.3"]
 
 
 def decision_points(count: int, seed: int):
