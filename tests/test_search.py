@@ -269,7 +269,6 @@ def test_low_discard_rollouts_throw_the_tile_worth_least_when_their_random_actio
     assert make_agent("champion:8:low_discard=1").searcher.low_discard
 
 
-
 def test_greedy_end_rollouts_play_the_policy_alone_once_a_seat_holds_few_tiles():
     """With epsilon 1 every rollout decision is random, except, with ``greedy_end`` G, those
     of a seat holding at most G tiles, which are greedy's and draw no random number: the
@@ -304,11 +303,14 @@ def test_greedy_end_rollouts_play_the_policy_alone_once_a_seat_holds_few_tiles()
     assert make_agent("champion:8").searcher.greedy_end == 0
     assert make_agent("champion:8:greedy_end=2").searcher.greedy_end == 2
     assert make_agent("champion:8:infer=0.2").searcher.infer == 0.2
-    game = decision_points(1, seed=4)[0]
-    np.testing.assert_array_equal(S.pimc_values(game, 16, seed=7, epsilon=0.5)[1],
-                                  S.pimc_values(game, 16, seed=7, epsilon=0.5, greedy_end=0)[1])
+    game = decision_points(1, seed=4)[0]  # the search passes it on: a whole hand greedy is epsilon 0
+    np.testing.assert_array_equal(S.pimc_values(game, 16, seed=7, epsilon=0.5, greedy_end=8)[1],
+                                  S.pimc_values(game, 16, seed=7, epsilon=0.0)[1])
+    assert not np.array_equal(S.pimc_values(game, 16, seed=7, epsilon=0.5, greedy_end=2)[1],
+                              S.pimc_values(game, 16, seed=7, epsilon=0.0)[1])
     with pytest.raises(ValueError, match="greedy_end must be a number of tiles >= 0"):
         S.pimc_values(game, 16, greedy_end=-1)
+
 
 # ============================================================================ discard inference
 def random_play_with_discards(seed: int, rules: RuleSet):
