@@ -730,3 +730,31 @@ def test_search_kernels_without_jit(target):
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", str(HERE / target)],
                          capture_output=True, text=True, env=env, cwd=HERE.parent, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+# ============================================================================ decision stability
+def test_stability_counts_the_decisions_and_more_samples_agree_more():
+    from tiengow.benchmarks.stability import stability
+    result = stability(["pimc:1", "pimc:256"], hands=2, seed=900000, driver="greedy")
+    choices = 0
+    for h in range(2):  # the driver's hands again: every decision with a choice is counted once
+        game, driver = Game(seed=900000 + h), make_agent("greedy", "standard", 900001)
+        driver.reset(900000 + h)
+        while not game.is_over:
+            observation, mask = game.observe()
+            choices += mask.sum() > 1
+            game.step(driver.act(observation, mask, game=game))
+    assert result["decisions"] == choices > 20
+    assert result["self"]["pimc:256"] > result["self"]["pimc:1"] + 0.2  # one world decides by the luck of its draw
+    assert 0.0 < result["pairs"]["pimc:1 vs pimc:256"] < 1.0
+    assert stability(["pimc:1", "pimc:256"], hands=2, seed=900000, driver="greedy") == result  # seeded
+
+
+def test_stability_refuses_what_does_not_search(capsys):
+    from tiengow.benchmarks.stability import main, stability
+    with pytest.raises(ValueError, match="'expert' is not a search bot"):
+        stability(["search", "expert"], hands=1, seed=0)
+    with pytest.raises(SystemExit) as stop:
+        main(["--bots", "greedy"])
+    assert stop.value.code == 2
+    assert "'greedy' is not a search bot" in capsys.readouterr().err
