@@ -25,6 +25,10 @@ from tiengow_env.game import Game
 
 def stability(bots: list[str], hands: int, seed: int, driver: str = "search") -> dict:
     """{"decisions": n, "self": {bot: share}, "pairs": {"a vs b": share}} over ``hands`` hands."""
+    if not bots:
+        raise ValueError("stability: give at least one search bot, such as --bots champion,search")
+    if seed < 0:
+        raise ValueError(f"stability: the seed is a game seed, an integer >= 0; got {seed}")
     agents = [make_agent(spec, "standard", seed) for spec in bots]
     for spec, agent in zip(bots, agents):
         if not isinstance(agent, SearchAgent):

@@ -754,6 +754,10 @@ def test_stability_refuses_what_does_not_search(capsys):
     from tiengow.benchmarks.stability import main, stability
     with pytest.raises(ValueError, match="'expert' is not a search bot"):
         stability(["search", "expert"], hands=1, seed=0)
+    with pytest.raises(ValueError, match="at least one search bot"):
+        stability([], hands=1, seed=0)
+    with pytest.raises(ValueError, match="an integer >= 0; got -5"):
+        stability(["pimc:4"], hands=1, seed=-5)
     with pytest.raises(SystemExit) as stop:
         main(["--bots", "greedy"])
     assert stop.value.code == 2
