@@ -1,0 +1,89 @@
+"""``tiengow train distill``: a search bot's choices distilled into a PPO network."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tiengow.agents.base import make_agent
+from tiengow.agents.ppo import DEFAULT_POLICY, read_checkpoint
+from tiengow.cli import main
+from tiengow.training.distill import DistillConfig, fit, label
+from tiengow_env.game import Game
+
+TINY = ["--set", "teacher=pimc:8", "--set", "hands=4", "--set", "epochs=1"]
+
+
+def test_a_tiny_run_writes_a_network_that_plays_and_guides_the_champion(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "distill", "--config", "distill", *TINY]) == 0
+    printed = capsys.readouterr()
+    (out,) = Path("runs/train-distill").glob("*/distilled.pt")  # the default output, in ./runs only
+    assert f"wrote {out}:" in printed.out and "4 hands" in printed.out
+    assert "distill: 4/4 hands labelled by pimc:8" in printed.err and "epoch 1/1" in printed.err
+    data, shipped = read_checkpoint(str(out)), read_checkpoint(str(DEFAULT_POLICY))
+    assert data["config"] == shipped["config"]
+    summary = data["distill"]["summary"]
+    assert summary["held_out"] == int(summary["decisions"] * 0.1) and summary["decisions"] > 4
+    assert data["distill"]["config"]["teacher"] == "pimc:8"
+    for key in ("value.weight", "value.bias"):  # the value head is not trained
+        assert torch.equal(data["model"][key], shipped["model"][key])
+    assert not torch.equal(data["model"]["policy.weight"], shipped["model"]["policy.weight"])
+    game = Game(seed=3)
+    for spec in (f"ppo:{out}", f"champion:16:prior={out}"):
+        agent = make_agent(spec, "standard", 1)
+        observation, mask = game.observe()
+        assert mask[agent.act(observation, mask, game=game)]
+
+
+def test_labels_are_the_teachers_choices_and_depend_on_the_seeds_only():
+    config = DistillConfig(teacher="pimc:8", hands=3, workers=2, seed=77)
+    first, again = label(config, "standard"), label(config, "standard")
+    for key in first:
+        assert np.array_equal(first[key], again[key])
+    # replay worker 0's first hand (game seed 77): every labelled decision is a legal choice of the
+    # seat to act, taken in order, and only decisions with a choice are kept
+    game, row = Game(seed=77), 0
+    while not game.is_over:
+        observation, mask = game.observe()
+        if mask.sum() == 1:
+            game.step(int(np.flatnonzero(mask)[0]))
+            continue
+        assert np.array_equal(first["observations"][row], observation) and np.array_equal(first["masks"][row], mask)
+        assert mask[first["chosen"][row]]
+        game.step(int(first["chosen"][row]))
+        row += 1
+    assert 0 < row < len(first["chosen"])
+
+
+def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
+    """A teacher that always plays the highest legal action id: the fit learns it, and a large KL
+    weight keeps the student near its own policy."""
+    data = label(DistillConfig(teacher="pimc:4", hands=8, workers=1, seed=5), "standard")
+    data["chosen"] = np.array([np.flatnonzero(m)[-1] for m in data["masks"]])
+    student = read_checkpoint(str(DEFAULT_POLICY))
+    _, free = fit(DistillConfig(epochs=20, kl=0.0, lr=3e-3, validation=0.25), data, student)
+    _, held = fit(DistillConfig(epochs=20, kl=100.0, lr=3e-3, validation=0.25), data, student)
+    assert free["agreement_after"] > max(free["agreement_before"] + 0.2, 0.8)
+    assert held["agreement_after"] < free["agreement_after"]
+    assert free["agreement_before"] == held["agreement_before"]  # the same held-out split (fit_seed)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("hands=0", "hands must be a whole number from 1"),
+    ("workers=3", "hands: at least one a worker, got 2 for 3 workers"),
+    ("teacher=greedy", "teacher must be a search bot's spec"),
+    ("teacher=pimc:x", "pimc"),
+    ("student=missing.pt", "PPO checkpoint missing.pt does not exist"),
+    ("kl=-1", "kl must be a finite number >= 0"),
+    ("validation=0.9", "validation must be a number from 0 to 0.5"),
+    ("lr=0", "lr must be a finite number > 0"),
+    ("out=nowhere/", "is a folder; give a file path"),
+    ("bogus=1", "unknown setting 'bogus'"),
+])
+def test_bad_settings_are_refused_before_any_work(setting, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "distill", "--set", "hands=2", "--set", setting]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tiengow: error: config (defaults): ") and message in err and "Traceback" not in err
+    assert not Path("runs").exists()

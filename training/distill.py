@@ -1,0 +1,245 @@
+"""Expert iteration, one step: distil a search bot's choices into a PPO network
+(``tiengow train distill --config distill``).
+
+1. **Label.** ``workers`` processes play ``hands`` hands of the ``teacher`` (a search bot, such
+   as ``champion``) against itself. At every decision with more than one legal action the
+   teacher searches, plays its choice, and the decision is kept: the observation of the seat to
+   act, its legal-action mask and the chosen action. Worker w plays the game seeds ``seed + w *
+   SEED_STRIDE`` on, and draws the search seeds from its own generator seeded alike, so the data
+   depend on ``seed``, ``hands`` and ``workers`` only.
+2. **Fit.** The ``student`` network (a PPO checkpoint; the shipped ``ppo`` by default) is trained
+   by Adam on the cross-entropy of its policy to the teacher's choices, plus ``kl`` times the KL
+   divergence from the student's own policy before training (which keeps it from forgetting
+   what it knew where the labels say little). The value head is left as it was. A share
+   ``validation`` of the decisions is held out, and the agreement with the teacher on them is
+   reported before and after.
+3. **Write** a PPO checkpoint (``tiengow.agents.ppo``'s format, the student's config) that the
+   ``ppo:PATH`` agent plays and ``champion:prior=PATH`` searches with, with the run's settings
+   and figures under ``distill``.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from tiengow.agents.base import make_agent
+from tiengow.agents.infra import check_output_path, run_dir
+from tiengow.agents.pimc import SearchAgent
+from tiengow.agents.ppo import DEFAULT_POLICY
+from tiengow_env.game import Game
+
+from .config import build, read_settings
+from .ppo import network_from_checkpoint, parse_overrides
+from .ppo_checkpoints import load_checkpoint, save_checkpoint
+
+SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
+INTEGERS = (("hands", 1, 10**6), ("workers", 1, 64), ("seed", 0, 2**62), ("epochs", 1, 10**4),
+            ("batch", 1, 2**20), ("fit_seed", 0, 2**62))
+NUMBERS = (("lr", 0, math.inf), ("kl", 0, math.inf), ("validation", 0, 0.5))
+POSITIVE = {"lr"}
+
+
+@dataclass
+class DistillConfig:
+    """One distillation run (``configs/distill.yaml``); ``--set name=value`` overrides any field."""
+
+    teacher: str = "champion:1500"
+    """the search bot whose choices are learned (it plays every seat of the labelled hands)"""
+    student: str | None = None
+    """the PPO checkpoint trained further; None: the shipped ppo model"""
+    hands: int = 11_500
+    """hands played and labelled, split evenly over the workers"""
+    workers: int = 2
+    """labelling processes (one core each)"""
+    seed: int = 500_000
+    """game seed of worker 0's first hand (module doc)"""
+    epochs: int = 6
+    """passes over the training decisions"""
+    batch: int = 512
+    """decisions per Adam step"""
+    lr: float = 3e-4
+    """Adam learning rate"""
+    kl: float = 1.0
+    """weight of the KL divergence from the student's policy before training"""
+    validation: float = 0.1
+    """share of the decisions held out to measure the agreement with the teacher"""
+    fit_seed: int = 0
+    """seed of the held-out split and of the order of the batches"""
+    out: str | None = None
+    """checkpoint path; None: distilled.pt in a new folder runs/train-distill/<timestamp>"""
+
+    @classmethod
+    def from_file(cls, path: str | None, overrides: list[str] | None = None) -> DistillConfig:
+        """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
+        the file and the problem."""
+        data = read_settings(path) if path is not None else {}
+        data.update(parse_overrides(overrides or []))
+        try:
+            return build(cls, data)
+        except ValueError as err:
+            raise ValueError(f"config {path or '(defaults)'}: {err}") from None
+
+    def validate(self) -> None:
+        """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
+        for name, low, high in INTEGERS:
+            value = getattr(self, name)
+            if type(value) is not int or not low <= value <= high:
+                raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
+        for name, low, high in NUMBERS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not low <= value <= high or (value == low and name in POSITIVE):
+                bound = f"> {low}" if name in POSITIVE else f">= {low}"
+                wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
+                raise ValueError(f"{name} must be {wanted}, got {value!r}")
+        if self.hands > self.workers * SEED_STRIDE:
+            raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers}")
+        if self.hands < self.workers:
+            raise ValueError(f"hands: at least one a worker, got {self.hands} for {self.workers} workers")
+        if self.student is not None and (not isinstance(self.student, str) or not self.student):
+            raise ValueError(f"student is the path of a PPO checkpoint (or null for the shipped ppo), "
+                             f"got {self.student!r}")
+        rules = load_checkpoint(self.student_path)["config"]["rules"]
+        if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, rules), SearchAgent):
+            raise ValueError(f"teacher must be a search bot's spec (champion, search, pimc:N, ismcts, ...), "
+                             f"got {self.teacher!r}")
+        if self.out is not None:
+            check_output_path(self.out, "out")
+
+    @property
+    def student_path(self) -> str:
+        return str(DEFAULT_POLICY) if self.student is None else self.student
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# ============================================================================ label
+_COUNTER = None  # in a labelling process: the hands labelled by all workers so far (shared)
+
+
+def _count_into(counter) -> None:
+    global _COUNTER
+    _COUNTER = counter
+
+
+def _label(task: tuple) -> dict[str, np.ndarray]:
+    """One worker's hands: (teacher, rules, first game seed, hands) -> arrays."""
+    teacher, rules, seed, hands = task
+    bot = make_agent(teacher, rules, seed)
+    rng = np.random.default_rng(seed)
+    observations, masks, chosen = [], [], []
+    for h in range(hands):
+        game = Game(seed=seed + h, rules=rules)
+        while not game.is_over:
+            observation, mask = game.observe()
+            legal = np.flatnonzero(mask)
+            if len(legal) == 1:
+                game.step(int(legal[0]))
+                continue
+            actions, scores, _ = bot.search(game, int(rng.integers(2**63)))
+            action = int(actions[np.argmax(scores)])
+            observations.append(observation.astype(np.float32))
+            masks.append(mask.copy())
+            chosen.append(action)
+            game.step(action)
+        with _COUNTER.get_lock():
+            _COUNTER.value += 1
+    return {"observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
+            "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1), "chosen": np.array(chosen, dtype=np.int64)}
+
+
+def label(config: DistillConfig, rules, progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+    """The teacher's decisions over ``config.hands`` hands, in worker order (module doc)."""
+    shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
+    tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE, n) for w, n in enumerate(shares)]
+    context = mp.get_context("spawn")
+    counter = context.Value("q", 0)
+    with concurrent.futures.ProcessPoolExecutor(config.workers, mp_context=context, initializer=_count_into,
+                                                initargs=(counter,)) as pool:
+        futures = [pool.submit(_label, task) for task in tasks]  # a worker that dies raises, not hangs
+        while concurrent.futures.wait(futures, timeout=5.0).not_done:
+            if progress:
+                progress(counter.value)
+        parts = [future.result() for future in futures]
+    if progress:
+        progress(counter.value)
+    return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+
+
+# ============================================================================ fit
+def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
+        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict]:
+    """(the trained network's state dict, figures): the student fitted to the teacher's choices."""
+    torch.manual_seed(config.fit_seed)
+    observations = torch.tensor(data["observations"])
+    masks = torch.tensor(data["masks"])
+    chosen = torch.tensor(data["chosen"])
+    net, before = network_from_checkpoint(student), network_from_checkpoint(student)
+    with torch.no_grad():
+        reference, _ = before(observations, masks)
+    target = torch.nn.functional.one_hot(chosen, masks.shape[1]).float()
+    order = torch.randperm(len(chosen))
+    held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation):]
+
+    def agreement() -> float:
+        if len(held) == 0:
+            return float("nan")
+        with torch.no_grad():
+            log_pi, _ = net(observations[held], masks[held])
+        return float((log_pi.argmax(1) == chosen[held]).float().mean())
+
+    figures = {"decisions": len(chosen), "held_out": len(held), "agreement_before": agreement()}
+    optimizer = torch.optim.Adam([p for name, p in net.named_parameters() if not name.startswith("value")],
+                                 lr=config.lr)
+    net.train()
+    for epoch in range(config.epochs):
+        shuffled = train[torch.randperm(len(train))]
+        for start in range(0, len(shuffled), config.batch):
+            rows = shuffled[start:start + config.batch]
+            log_pi, _ = net(observations[rows], masks[rows])
+            log_pi = log_pi.clamp(min=-1e4)  # illegal actions: probability 0 on both sides of every term
+            loss = -(target[rows] * log_pi).sum(1).mean()
+            if config.kl > 0:
+                old = reference[rows].clamp(min=-1e4)
+                loss = loss + config.kl * (old.exp() * (old - log_pi)).sum(1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        net.eval()
+        if progress:
+            progress(epoch + 1, agreement())
+        net.train()
+    net.eval()
+    figures["agreement_after"] = agreement()
+    return {key: value.detach().clone() for key, value in net.state_dict().items()}, figures
+
+
+# ============================================================================ run
+def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
+    """Label, fit and write (module doc); the summary of the run."""
+    out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
+    student = load_checkpoint(config.student_path)
+    rules = student["config"]["rules"]
+    start = time.perf_counter()
+    data = label(config, rules, progress=(lambda hands: progress("label", hands, 0.0)) if progress else None)
+    labelled = time.perf_counter() - start
+    model, figures = fit(config, data, student,
+                         progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress else None)
+    summary = {**figures, "hands": config.hands, "label_seconds": labelled,
+               "fit_seconds": time.perf_counter() - start - labelled, "out": out}
+    save_checkpoint(out, {"config": student["config"], "model": model,
+                          "distill": {"config": config.to_dict(), "summary": summary}})
+    return summary
+
+
+__all__ = ["DistillConfig", "distill", "label", "fit", "SEED_STRIDE"]
