@@ -70,7 +70,8 @@ def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("hands=0", "hands must be a whole number from 1"),
+    ("hands=0", "hands must be a whole number from 1 to 200,000"),
+    ("workers=1 hands=100001", "hands: at most 100,000 a worker, got 100,001 for 1 worker"),
     ("workers=3", "hands: at least one a worker, got 2 for 3 workers"),
     ("teacher=greedy", "teacher must be a search bot's spec"),
     ("teacher=pimc:x", "pimc"),
@@ -83,7 +84,8 @@ def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
 ])
 def test_bad_settings_are_refused_before_any_work(setting, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "distill", "--set", "hands=2", "--set", setting]) == 2
+    sets = [part for item in setting.split(" ") for part in ("--set", item)]
+    assert main(["train", "distill", "--set", "hands=2", *sets]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tiengow: error: config (defaults): ") and message in err and "Traceback" not in err
     assert not Path("runs").exists()

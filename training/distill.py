@@ -42,7 +42,8 @@ from .ppo import network_from_checkpoint, parse_overrides
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
-INTEGERS = (("hands", 1, 10**6), ("workers", 1, 64), ("seed", 0, 2**62), ("epochs", 1, 10**4),
+# hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)
+INTEGERS = (("hands", 1, 200_000), ("workers", 1, 64), ("seed", 0, 2**62), ("epochs", 1, 10**4),
             ("batch", 1, 2**20), ("fit_seed", 0, 2**62))
 NUMBERS = (("lr", 0, math.inf), ("kl", 0, math.inf), ("validation", 0, 0.5))
 POSITIVE = {"lr"}
@@ -102,7 +103,8 @@ class DistillConfig:
                 wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
                 raise ValueError(f"{name} must be {wanted}, got {value!r}")
         if self.hands > self.workers * SEED_STRIDE:
-            raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers}")
+            raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers} "
+                             f"worker{'s' * (self.workers > 1)}")
         if self.hands < self.workers:
             raise ValueError(f"hands: at least one a worker, got {self.hands} for {self.workers} workers")
         if self.student is not None and (not isinstance(self.student, str) or not self.student):
