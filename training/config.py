@@ -8,6 +8,7 @@ shipped name.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from importlib import resources
 from typing import Any, TypeVar
@@ -65,3 +66,22 @@ def build(cls: type[Config], data: dict[str, Any]) -> Config:
     config = cls(**data)
     config.validate()
     return config
+
+
+def check_ranges(config: object, integers: tuple, numbers: tuple, positive: set[str]) -> None:
+    """ValueError on the first setting of ``config`` out of its range: ``integers`` (name, low,
+    high) are whole numbers; ``numbers`` (name, low, high, whether null is allowed) are finite
+    numbers, above ``low`` for a name in ``positive``."""
+    for name, low, high in integers:
+        value = getattr(config, name)
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
+    for name, low, high, optional in numbers:
+        value = getattr(config, name)
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not low <= value <= high or (value == low and name in positive):
+            bound = f"> {low}" if name in positive else f">= {low}"
+            wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
+            raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")

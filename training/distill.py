@@ -37,7 +37,7 @@ from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
 
-from .config import build, read_settings
+from .config import build, check_ranges, read_settings
 from .ppo import network_from_checkpoint, parse_overrides
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
 
@@ -45,7 +45,7 @@ SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .
 # hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)
 INTEGERS = (("hands", 1, 200_000), ("workers", 1, 64), ("seed", 0, 2**62), ("epochs", 1, 10**4),
             ("batch", 1, 2**20), ("fit_seed", 0, 2**62))
-NUMBERS = (("lr", 0, math.inf), ("kl", 0, math.inf), ("validation", 0, 0.5))
+NUMBERS = (("lr", 0, math.inf, False), ("kl", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr"}
 
 
@@ -91,17 +91,7 @@ class DistillConfig:
 
     def validate(self) -> None:
         """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
-        for name, low, high in INTEGERS:
-            value = getattr(self, name)
-            if type(value) is not int or not low <= value <= high:
-                raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
-        for name, low, high in NUMBERS:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not low <= value <= high or (value == low and name in POSITIVE):
-                bound = f"> {low}" if name in POSITIVE else f">= {low}"
-                wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
-                raise ValueError(f"{name} must be {wanted}, got {value!r}")
+        check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
         if self.hands > self.workers * SEED_STRIDE:
             raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers} "
                              f"worker{'s' * (self.workers > 1)}")

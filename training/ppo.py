@@ -61,7 +61,7 @@ from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet, parse_error_text
 
 from . import _ppo_kernels as PK
-from .config import build, read_settings
+from .config import build, check_ranges, read_settings
 from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval, plot_curve
 from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
@@ -213,19 +213,7 @@ class PpoConfig:
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range."""
         RuleSet.from_spec(self.rules)
-        for name, low, high in INTEGERS:
-            value = getattr(self, name)
-            if type(value) is not int or not low <= value <= high:
-                raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
-        for name, low, high, optional in NUMBERS:
-            value = getattr(self, name)
-            if value is None and optional:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not low <= value <= high or (value == low and name in POSITIVE):
-                bound = f"> {low}" if name in POSITIVE else f">= {low}"
-                wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
-                raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")
+        check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
         for name in ("anneal_lr", "overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
