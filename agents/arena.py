@@ -19,6 +19,7 @@ what counts is how often an agent outscores each other one, head to head.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import math
 import multiprocessing as mp
@@ -189,11 +190,17 @@ def _play(candidate: str, opponent: str, deals: int, seed: int, ruleset: RuleSet
     if ray_address is not None:
         parts = _run_on_ray(tasks, ray_address, progress)
     elif workers > 1 and len(tasks) > 1:
-        with mp.get_context("spawn").Pool(min(workers, len(tasks))) as pool:  # no idle process
-            for rows in pool.imap(_play_deals, tasks):
-                parts.append(rows)
-                if progress:
-                    progress(len(rows))
+        # no idle process; a worker that dies (killed, out of memory) ends the run instead of hanging it
+        with concurrent.futures.ProcessPoolExecutor(min(workers, len(tasks)),
+                                                    mp_context=mp.get_context("spawn")) as pool:
+            try:
+                for rows in pool.map(_play_deals, tasks):
+                    parts.append(rows)
+                    if progress:
+                        progress(len(rows))
+            except concurrent.futures.process.BrokenProcessPool:
+                raise OSError("a worker process of the evaluation died (killed, or out of memory): "
+                              "no result; run it again") from None
     else:
         for task in tasks:
             parts.append(_play_deals(task))

@@ -57,6 +57,33 @@ def test_eval_is_well_formed_reproducible_and_zero_sum():
     assert a.ci95[0] < a.chips_per_hand < a.ci95[1]
 
 
+def test_eval_ends_with_a_message_when_a_worker_dies():
+    """A worker killed mid-run (the OOM killer, a stray kill) ends the evaluation at once with a
+    message, instead of leaving it waiting for deals that will never come."""
+    import multiprocessing as mp
+    import os
+    import signal
+    import threading
+    import time
+    outcome = []
+
+    def run():
+        try:
+            evaluate("search", "greedy", deals=64, seed=1, workers=2)
+            outcome.append("finished")
+        except OSError as err:
+            outcome.append(str(err))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.time() + 60
+    while len(mp.active_children()) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)  # the workers are playing
+    os.kill(mp.active_children()[0].pid, signal.SIGKILL)
+    thread.join(60)
+    assert outcome == ["a worker process of the evaluation died (killed, or out of memory): no result; run it again"]
+
 def test_eval_times_the_candidate_only():
     slow = evaluate("pimc:64", "greedy", deals=2, seed=1)
     fast = evaluate("greedy", "pimc:64", deals=2, seed=1)
