@@ -19,10 +19,8 @@ what counts is how often an agent outscores each other one, head to head.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
 import math
-import multiprocessing as mp
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -33,7 +31,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
-from .infra import connect_ray, install_hint, json_text
+from .infra import connect_ray, install_hint, json_text, worker_pool
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -190,17 +188,11 @@ def _play(candidate: str, opponent: str, deals: int, seed: int, ruleset: RuleSet
     if ray_address is not None:
         parts = _run_on_ray(tasks, ray_address, progress)
     elif workers > 1 and len(tasks) > 1:
-        # no idle process; a worker that dies (killed, out of memory) ends the run instead of hanging it
-        with concurrent.futures.ProcessPoolExecutor(min(workers, len(tasks)),
-                                                    mp_context=mp.get_context("spawn")) as pool:
-            try:
-                for rows in pool.map(_play_deals, tasks):
-                    parts.append(rows)
-                    if progress:
-                        progress(len(rows))
-            except concurrent.futures.process.BrokenProcessPool:
-                raise OSError("a worker process of the evaluation died (killed, or out of memory): "
-                              "no result; run it again") from None
+        with worker_pool(min(workers, len(tasks)), "the evaluation") as pool:  # no idle process
+            for rows in pool.map(_play_deals, tasks):
+                parts.append(rows)
+                if progress:
+                    progress(len(rows))
     else:
         for task in tasks:
             parts.append(_play_deals(task))

@@ -15,14 +15,17 @@
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import json
 import math
+import multiprocessing as mp
 import os
 import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 RUNS = "runs"
@@ -43,6 +46,21 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, what: str, initializer: Callable | None = None,
+                initargs: tuple = ()) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
+    """``workers`` spawned processes. A worker that dies (killed, out of memory) ends the work
+    at once with an OSError naming ``what`` (such as "the evaluation"), where a
+    ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task."""
+    try:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                                    initializer=initializer, initargs=initargs) as pool:
+            yield pool
+    except concurrent.futures.process.BrokenProcessPool:
+        raise OSError(f"a worker process of {what} died (killed, or out of memory): no result; "
+                      f"run it again") from None
 
 
 def run_dir(command: str, root: str = RUNS) -> str:

@@ -85,3 +85,34 @@ def check_ranges(config: object, integers: tuple, numbers: tuple, positive: set[
             bound = f"> {low}" if name in positive else f">= {low}"
             wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
             raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")
+
+
+def parse_overrides(items: list[str]) -> dict:
+    """``["lr=1e-4", "pool_weights={greedy: 1}"]`` -> ``{"lr": 0.0001, ...}`` (values read as YAML)."""
+    out = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set takes name=value, as in --set lr=1e-4; got {item!r}")
+        try:
+            value = load_yaml(text)
+        except Exception as err:  # yaml's own error types
+            raise ValueError(f"--set {item!r}: the value is not valid YAML ({parse_error_text(err)})") from None
+        if isinstance(value, str):  # YAML reads 1e-4 as a string; numbers people type should be numbers
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        out[name.strip()] = value
+    return out
+
+
+def read_config(cls: type[Config], path: str | None, overrides: list[str] | None = None) -> Config:
+    """A config dataclass from a YAML config (a path or a shipped name; None: the defaults) with
+    ``name=value`` overrides (``--set``) on top; ValueError naming the config and the problem."""
+    data = read_settings(path) if path is not None else {}
+    data.update(parse_overrides(overrides or []))
+    try:
+        return build(cls, data)
+    except ValueError as err:
+        raise ValueError(f"config {path or '(defaults)'}: {err}") from None

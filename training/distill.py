@@ -32,13 +32,13 @@ import numpy as np
 import torch
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import check_output_path, run_dir
+from tiengow.agents.infra import check_output_path, run_dir, worker_pool
 from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
 
-from .config import build, check_ranges, read_settings
-from .ppo import network_from_checkpoint, parse_overrides
+from .config import check_ranges, read_config
+from .ppo import network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
@@ -82,12 +82,7 @@ class DistillConfig:
     def from_file(cls, path: str | None, overrides: list[str] | None = None) -> DistillConfig:
         """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
         the file and the problem."""
-        data = read_settings(path) if path is not None else {}
-        data.update(parse_overrides(overrides or []))
-        try:
-            return build(cls, data)
-        except ValueError as err:
-            raise ValueError(f"config {path or '(defaults)'}: {err}") from None
+        return read_config(cls, path, overrides)
 
     def validate(self) -> None:
         """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
@@ -154,11 +149,9 @@ def label(config: DistillConfig, rules, progress: Callable[[int], None] | None =
     """The teacher's decisions over ``config.hands`` hands, in worker order (module doc)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
     tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE, n) for w, n in enumerate(shares)]
-    context = mp.get_context("spawn")
-    counter = context.Value("q", 0)
-    with concurrent.futures.ProcessPoolExecutor(config.workers, mp_context=context, initializer=_count_into,
-                                                initargs=(counter,)) as pool:
-        futures = [pool.submit(_label, task) for task in tasks]  # a worker that dies raises, not hangs
+    counter = mp.get_context("spawn").Value("q", 0)
+    with worker_pool(config.workers, "the labelling", initializer=_count_into, initargs=(counter,)) as pool:
+        futures = [pool.submit(_label, task) for task in tasks]
         while concurrent.futures.wait(futures, timeout=5.0).not_done:
             if progress:
                 progress(counter.value)
@@ -193,7 +186,6 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
     figures = {"decisions": len(chosen), "held_out": len(held), "agreement_before": agreement()}
     optimizer = torch.optim.Adam([p for name, p in net.named_parameters() if not name.startswith("value")],
                                  lr=config.lr)
-    net.train()
     for epoch in range(config.epochs):
         shuffled = train[torch.randperm(len(train))]
         for start in range(0, len(shuffled), config.batch):
@@ -207,11 +199,8 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-        net.eval()
         if progress:
             progress(epoch + 1, agreement())
-        net.train()
-    net.eval()
     figures["agreement_after"] = agreement()
     return {key: value.detach().clone() for key, value in net.state_dict().items()}, figures
 

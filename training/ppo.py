@@ -58,10 +58,10 @@ from tiengow.agents.infra import ScalarLog, check_output_path, run_dir
 from tiengow.agents.ppo import input_scale
 from tiengow_env.combos import table_for
 from tiengow_env.observation import ObservationLayout
-from tiengow_env.rules import RuleSet, parse_error_text
+from tiengow_env.rules import RuleSet
 
 from . import _ppo_kernels as PK
-from .config import build, check_ranges, read_settings
+from .config import build, check_ranges, parse_overrides, read_config
 from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval, plot_curve
 from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
@@ -168,12 +168,7 @@ class PpoConfig:
     def from_file(cls, path: str | None, overrides: list[str] | None = None) -> PpoConfig:
         """Read a YAML config (None: the defaults), then apply ``name=value`` overrides (values in
         YAML syntax). ValueError naming the file or override and the problem."""
-        data = read_settings(path) if path is not None else {}
-        data.update(parse_overrides(overrides or []))
-        try:
-            return cls.from_dict(data)
-        except ValueError as err:
-            raise ValueError(f"config {path or '(defaults)'}: {err}") from None
+        return read_config(cls, path, overrides)
 
     @classmethod
     def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
@@ -248,27 +243,6 @@ class PpoConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def parse_overrides(items: list[str]) -> dict:
-    """``["lr=1e-4", "pool_weights={greedy: 1}"]`` -> ``{"lr": 0.0001, ...}`` (values read as YAML)."""
-    from tiengow_env.checks import load_yaml
-    out = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"--set takes name=value, as in --set lr=1e-4; got {item!r}")
-        try:
-            value = load_yaml(text)
-        except Exception as err:  # yaml's own error types
-            raise ValueError(f"--set {item!r}: the value is not valid YAML ({parse_error_text(err)})") from None
-        if isinstance(value, str):  # YAML reads 1e-4 as a string; numbers people type should be numbers
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        out[name.strip()] = value
-    return out
 
 
 # ============================================================================ network
