@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import platform
 import statistics
@@ -21,6 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from tiengow.agents.infra import worker_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT.parent / "shared" / "conformance" / "records.jsonl"
@@ -52,8 +53,8 @@ def _worker(args: tuple[str, int, int]) -> float:
 def core_hands_per_s_all_cores(rules: str = "standard", hands: int = 200_000, repeats: int = 3) -> float:
     """Random playouts per second with one process per core, all at once (median)."""
     cores = os.cpu_count() or 1
-    with mp.get_context("spawn").Pool(cores) as pool:
-        pool.map(_worker, [(rules, 1000, s) for s in range(cores)])  # compile/load in each worker
+    with worker_pool(cores, "the benchmark") as pool:
+        list(pool.map(_worker, [(rules, 1000, s) for s in range(cores)]))  # compile/load in each worker
         # Each worker times its own timed run (its untimed warm-up run is left out); they run
         # together, so the slowest one bounds the rate of the whole machine.
         rates = [cores * hands / max(pool.map(_worker, [(rules, hands, 100 * r + s) for s in range(cores)]))
