@@ -84,6 +84,7 @@ def test_eval_ends_with_a_message_when_a_worker_dies():
     thread.join(60)
     assert outcome == ["a worker process of the evaluation died (killed, or out of memory): no result; run it again"]
 
+
 def test_eval_times_the_candidate_only():
     slow = evaluate("pimc:64", "greedy", deals=2, seed=1)
     fast = evaluate("greedy", "pimc:64", deals=2, seed=1)

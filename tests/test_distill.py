@@ -1,4 +1,5 @@
 """``tiengow train distill``: a search bot's choices distilled into a PPO network."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,16 @@ def test_a_tiny_run_writes_a_network_that_plays_and_guides_the_champion(tmp_path
         agent = make_agent(spec, "standard", 1)
         observation, mask = game.observe()
         assert mask[agent.act(observation, mask, game=game)]
+
+
+def test_without_held_out_decisions_it_says_so_and_writes_where_told(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "distill", *TINY, "--set", "validation=0", "--out", "net.pt"]) == 0
+    printed = capsys.readouterr()
+    assert "no decisions held out (validation=0)" in printed.out and "nan" not in printed.out + printed.err
+    assert re.search(r"^distill: epoch 1/1, [0-9.]+ min$", printed.err, re.M) and "agreement" not in printed.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.pt"]  # no runs/ folder beside it
+    assert read_checkpoint("net.pt")["distill"]["summary"]["held_out"] == 0
 
 
 def test_labels_are_the_teachers_choices_and_depend_on_the_seeds_only():

@@ -172,7 +172,6 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
     net, before = network_from_checkpoint(student), network_from_checkpoint(student)
     with torch.no_grad():
         reference, _ = before(observations, masks)
-    target = torch.nn.functional.one_hot(chosen, masks.shape[1]).float()
     order = torch.randperm(len(chosen))
     held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation):]
 
@@ -192,7 +191,7 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
             rows = shuffled[start:start + config.batch]
             log_pi, _ = net(observations[rows], masks[rows])
             log_pi = log_pi.clamp(min=-1e4)  # illegal actions: probability 0 on both sides of every term
-            loss = -(target[rows] * log_pi).sum(1).mean()
+            loss = -log_pi.gather(1, chosen[rows, None]).mean()
             if config.kl > 0:
                 old = reference[rows].clamp(min=-1e4)
                 loss = loss + config.kl * (old.exp() * (old - log_pi)).sum(1).mean()
@@ -208,7 +207,6 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
 # ============================================================================ run
 def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
     """Label, fit and write (module doc); the summary of the run."""
-    out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
     student = load_checkpoint(config.student_path)
     rules = student["config"]["rules"]
     start = time.perf_counter()
@@ -216,6 +214,8 @@ def distill(config: DistillConfig, progress: Callable[[str, int, float], None] |
     labelled = time.perf_counter() - start
     model, figures = fit(config, data, student,
                          progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress else None)
+    # the folder is made once there is something to put in it (an interrupted run leaves none)
+    out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
     summary = {**figures, "hands": config.hands, "label_seconds": labelled,
                "fit_seconds": time.perf_counter() - start - labelled, "out": out}
     save_checkpoint(out, {"config": student["config"], "model": model,

@@ -9,6 +9,7 @@ The checkpoint goes to ``runs/train-distill/<timestamp>/distilled.pt`` unless ``
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -42,6 +43,7 @@ def cmd_train_distill(args: argparse.Namespace) -> int:
             return
         last[0] = now
         done = (f"{count:,}/{config.hands:,} hands labelled by {config.teacher}" if stage == "label"
+                else f"epoch {count}/{config.epochs}" if math.isnan(agreement)
                 else f"epoch {count}/{config.epochs}, agreement with the teacher on held-out decisions {agreement:.1%}")
         print(f"distill: {done}, {now / 60:.1f} min", file=sys.stderr, flush=True)
 
@@ -51,8 +53,11 @@ def cmd_train_distill(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {summary['out']}: {summary['decisions']:,} decisions of {summary['hands']:,} hands, labelled in "
           f"{summary['label_seconds'] / 60:.1f} min, fitted in {summary['fit_seconds'] / 60:.1f} min")
-    print(f"  agreement with {config.teacher} on {summary['held_out']:,} held-out decisions: "
-          f"{summary['agreement_before']:.1%} before, {summary['agreement_after']:.1%} after")
+    if summary["held_out"]:
+        print(f"  agreement with {config.teacher} on {summary['held_out']:,} held-out decisions: "
+              f"{summary['agreement_before']:.1%} before, {summary['agreement_after']:.1%} after")
+    else:
+        print("  no decisions held out (validation=0): agreement with the teacher not measured")
     print(f"  play it: tiengow eval ppo:{summary['out']} --vs ppo; search with it: "
           f"tiengow eval champion:prior={summary['out']} --vs search")
     return 0
