@@ -106,7 +106,7 @@ class ChampionAgent(SearchAgent):
         observation, mask = game.observe()
         actions = np.array(game.legal_actions())  # the order the search's bonus takes
         log_pi = self._log_policy(observation[None], mask[None])[0, actions]
-        worlds = self._belief(game, seed) if self.belief > 0 else None
+        worlds = self._worlds(game, seed)
         looked = np.zeros(len(actions))
         if self.value > 0:
             _, looked = lookahead_values(game, self.worlds, self._policy, self.prior.values, seed, self.workspace)
@@ -114,6 +114,11 @@ class ChampionAgent(SearchAgent):
         actions, scores, chips = self.searcher.search(game, seed, bonus=(share * looked + self.weight * log_pi)
                                                       / (1.0 - share), worlds=worlds)
         return actions, scores, (1.0 - share) * chips + share * looked
+
+    def _worlds(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The (states, weights) the search draws its worlds from: the belief's, or None for
+        fresh uniform ones."""
+        return self._belief(game, seed) if self.belief > 0 else None
 
     def _belief(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
         """``particles`` sampled worlds weighted by the likelihood of the others' play so far

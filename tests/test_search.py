@@ -1,6 +1,7 @@
 """The search kernels and bots: the exact endgame against brute force on the reference
 engine, searches that never read hidden tiles, scripted positions with one right move,
 ISMCTS against the exact CFR+ strategy of micro, belief weights, and the spec grammar."""
+import json
 import os
 import subprocess
 import sys
@@ -762,3 +763,36 @@ def test_stability_refuses_what_does_not_search(capsys):
         main(["--bots", "greedy"])
     assert stop.value.code == 2
     assert "'greedy' is not a search bot" in capsys.readouterr().err
+
+
+# ============================================================================ the oracle (value of information)
+def test_the_oracle_searches_the_true_deal_and_its_regret_is_near_zero():
+    from tiengow.benchmarks.oracle import make, regrets
+    game = Game(seed=61)
+    states, weights = make(RuleSet.from_spec("standard"), 0)._worlds(game, seed=1)
+    assert np.array_equal(states[0], game.state) and weights.tolist() == [1.0]
+    rows = regrets(["tiengow.benchmarks.oracle:make", "pimc:1"], hands=2, seed=4)
+    assert rows.shape[1] == 2 and len(rows) > 40 and rows.min() >= 0.0
+    assert rows[:, 0].mean() < 0.2 < 1.0 < rows[:, 1].mean()  # one uniform world guesses; the oracle knows
+    assert np.array_equal(regrets(["tiengow.benchmarks.oracle:make", "pimc:1"], hands=2, seed=4), rows)  # seeded
+
+
+def test_the_oracle_measure_pools_seeds_over_workers_and_refuses_bad_input(capsys):
+    from tiengow.benchmarks.oracle import main, measure
+    one = measure(["pimc:8", "pimc:1"], hands=1, seeds=[5, 6])
+    assert measure(["pimc:8", "pimc:1"], hands=1, seeds=[5, 6], workers=2) == one
+    assert one["decisions"] > 30 and set(one["pairs"]) == {"pimc:8 minus pimc:1"}
+    mean, half = one["pairs"]["pimc:8 minus pimc:1"]
+    assert mean == pytest.approx(one["regret"]["pimc:8"][0] - one["regret"]["pimc:1"][0]) and half > 0
+    with pytest.raises(ValueError, match="at least one bot"):
+        measure([], hands=1, seeds=[1])
+    with pytest.raises(ValueError, match="unknown agent 'nobot'"):
+        measure(["search", "nobot"], hands=1, seeds=[1])
+    with pytest.raises(ValueError, match="got hands=0"):
+        measure(["search"], hands=0, seeds=[1])
+    for argv, message in ((["--seeds", "1,x"], "--seeds takes integers"), (["--bots", "nobot"], "unknown agent")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and message in capsys.readouterr().err
+    main(["--bots", "pimc:1", "--hands", "1", "--seeds", "5,6", "--json"])
+    assert json.loads(capsys.readouterr().out)["regret"] == {"pimc:1": one["regret"]["pimc:1"]}

@@ -1,0 +1,143 @@
+"""What knowing the hidden tiles is worth, and how far a search bot's choices are from it.
+
+Two diagnostics for work on inference (which worlds a search samples):
+
+- ``tiengow eval tiengow.benchmarks.oracle:make --vs search --deals 200`` plays the champion's
+  search told the true deal: every world it samples is the real one. It cheats, so it is a
+  measuring stick and never a bot. Its edge over the champion's own is what perfect inference
+  could be worth to the champion.
+- ``python -m tiengow.benchmarks.oracle --bots champion,search --hands 150 --seeds 61001,61002
+  [--workers 2] [--json]`` plays ``--hands`` hands of ``search`` against itself for each seed
+  (the deals ``tiengow eval`` deals for that seed). At every decision with a choice the oracle
+  values each legal action by 2,000 paired rollouts in the true world (the champion's rollouts,
+  eps-greedy with epsilon 0.5), and each bot searches the position (it does not play). A bot's
+  regret there is the oracle's best value minus the value of the action it chose, in chips. It
+  prints each bot's mean regret and, for every pair, the difference decision by decision, with
+  95% CIs.
+
+The regret is a value under the rollouts, not the result of play: a bot that departs from the
+rollouts' values on purpose (the champion's prior) pays for it here whether or not it pays in
+play. It is a cheap screen for a change of the worlds alone, at fixed rollouts and ranking.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+
+import numpy as np
+
+from tiengow.agents.arena import deal_seed, mean_and_half_width
+from tiengow.agents.base import make_agent
+from tiengow.agents.champion import ChampionAgent
+from tiengow.agents.infra import worker_pool
+from tiengow.agents.ppo import make_ppo_agent
+from tiengow_env.game import Game
+from tiengow_env.rules import RuleSet
+from tiengow_env.search import pimc_details
+
+ORACLE_SAMPLES = 2000  # paired rollouts per action in the true world
+ORACLE_EPSILON = 0.5   # the champion's rollouts
+
+
+class OracleChampion(ChampionAgent):
+    """The champion whose every sampled world is the true deal (it reads the hidden tiles)."""
+
+    name = "oracle"
+
+    def _worlds(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        return game.state[None].copy(), np.ones(1)
+
+
+def make(rules: RuleSet, seed: int) -> OracleChampion:
+    """The ``MODULE:FACTORY`` plugin factory: ``tiengow eval tiengow.benchmarks.oracle:make``."""
+    return OracleChampion(rules, seed, make_ppo_agent(None, rules, seed))
+
+
+def regrets(bots: list[str], hands: int, seed: int) -> np.ndarray:
+    """(decisions, bots): each bot's regret against the oracle at every decision with a choice
+    of ``hands`` hands of ``search`` against itself, deals as ``tiengow eval --seed seed``."""
+    players = [make_agent("search", "standard", seed + s) for s in range(4)]
+    states = []
+    for h in range(hands):
+        game = Game(deal_seed(seed, h))
+        for s, player in enumerate(players):
+            player.reset(seed * 1000 + h * 4 + s)
+        while not game.is_over:
+            observation, mask = game.observe()
+            if game.phase in ("lead", "follow") and mask.sum() > 1:
+                states.append(game.clone())
+            game.step(players[game.to_act].act(observation, mask, game=game))
+    agents = [make_agent(spec, "standard", seed) for spec in bots]
+    rows = np.zeros((len(states), len(bots)))
+    for i, game in enumerate(states):
+        actions, values, _, _ = pimc_details(game, ORACLE_SAMPLES, "greedy", seed=seed * 7 + i,
+                                             epsilon=ORACLE_EPSILON, paired=True,
+                                             worlds=(game.state[None].copy(), np.ones(1)))
+        observation, mask = game.observe()
+        for b, agent in enumerate(agents):
+            agent.reset(seed * 13 + i)
+            chosen = agent.act(observation, mask, game=game.clone())
+            rows[i, b] = values.max() - values[list(actions).index(chosen)]
+    return rows
+
+
+def _regrets(args: tuple[list[str], int, int]) -> np.ndarray:
+    return regrets(*args)
+
+
+def measure(bots: list[str], hands: int, seeds: list[int], workers: int = 1) -> dict:
+    """{"decisions", "regret": {bot: [mean, half width]}, "pairs": {"a minus b": [mean, half width]}}
+    over ``hands`` hands for each seed, one seed per worker at a time."""
+    if not bots:
+        raise ValueError("oracle: give at least one bot, such as --bots champion,search")
+    if hands < 1 or not seeds or min(seeds) < 0 or workers < 1:
+        raise ValueError(f"oracle: hands and workers are at least 1 and seeds are integers >= 0; got hands={hands}, "
+                         f"seeds={seeds}, workers={workers}")
+    for spec in bots:  # a bad spec fails here, before any hand is played
+        make_agent(spec, "standard", 0)
+    tasks = [(bots, hands, seed) for seed in seeds]
+    if workers == 1:
+        parts = [regrets(*task) for task in tasks]
+    else:
+        with worker_pool(min(workers, len(tasks)), "the oracle measure") as pool:
+            parts = list(pool.map(_regrets, tasks))
+    rows = np.concatenate(parts)
+    if not len(rows):
+        raise ValueError("oracle: these hands had no decision with a choice; play more hands")
+    return {"decisions": len(rows), "hands": hands, "seeds": seeds,
+            "regret": {spec: list(mean_and_half_width(rows[:, b])) for b, spec in enumerate(bots)},
+            "pairs": {f"{bots[a]} minus {bots[b]}": list(mean_and_half_width(rows[:, a] - rows[:, b]))
+                      for a, b in itertools.combinations(range(len(bots)), 2)}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.oracle", description=__doc__.split("\n")[0])
+    parser.add_argument("--bots", default="champion,search", help="comma-separated agent specs")
+    parser.add_argument("--hands", type=int, default=25, help="hands per seed")
+    parser.add_argument("--seeds", default="61001", help="comma-separated game seeds, as tiengow eval's --seed")
+    parser.add_argument("--workers", type=int, default=1, help="processes, one seed each at a time")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s]
+    except ValueError:
+        parser.error(f"--seeds takes integers separated by commas, such as 61001,61002; got {args.seeds!r}")
+    try:
+        result = measure([b for b in args.bots.split(",") if b], args.hands, seeds, args.workers)
+    except (ValueError, OSError) as err:
+        parser.exit(2, f"error: {err}\n")
+    if args.json:
+        print(json.dumps(result))
+        return
+    hands = f"{args.hands} hand{'s' if args.hands != 1 else ''}"
+    print(f"{result['decisions']} decisions of {hands} per seed of search against itself (seeds "
+          f"{', '.join(map(str, seeds))}); regret against the oracle, chips a decision, with 95% CIs")
+    for spec, (mean, half) in result["regret"].items():
+        print(f"  {spec}: {mean:.4f} [{mean - half:.4f}, {mean + half:.4f}]")
+    for pair, (mean, half) in result["pairs"].items():
+        print(f"  {pair}: {mean:+.4f} [{mean - half:+.4f}, {mean + half:+.4f}]")
+
+
+if __name__ == "__main__":
+    main()
