@@ -524,6 +524,26 @@ def test_gymnasium_env_under_bad_actions(rules, seed, seat, data):
             env.reset()
 
 
+def test_an_illegal_action_names_at_most_forty_legal_ones():
+    """A lead under seed001 can have over a hundred and sixty legal actions; the
+    message names the first forty and how many more (found by the test below, seed 431)."""
+    game = Game(seed=218, rules="seed001")
+    legal = game.legal_actions()
+    assert len(legal) == 162
+    illegal = next(a for a in range(game.combos.num_actions) if a not in legal)
+    with pytest.raises(ValueError) as err:
+        game.step(illegal)
+    assert_clean_error(err.value)
+    assert str(err.value).endswith(f"{legal[39]} ({game.action_name(legal[39])}), and 122 more "
+                                   "(legal_actions() lists them all)")
+    venv = VectorEnv(1, rules="seed001", seed=431)
+    venv.reset()
+    illegal = int(np.flatnonzero(~venv.action_mask[0].astype(bool))[0])
+    with pytest.raises(ValueError, match=r"env 0: action \d+ \(.*\) is not legal for seat \d; legal: ") as err:
+        venv.step(np.array([illegal]))
+    assert_clean_error(err.value)
+
+
 @SETTINGS
 @given(rules=rules_st, seed=st.integers(0, 2**32), data=st.data())
 def test_vector_env_under_bad_actions(rules, seed, data):

@@ -29,6 +29,17 @@ def short_repr(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+MAX_LISTED_ACTIONS = 40  # an illegal-action message names at most this many legal actions
+
+
+def legal_list(legal, name) -> str:
+    """The legal action ids with ``name(id)`` each, for an error message: the first
+    ``MAX_LISTED_ACTIONS`` and how many more (a lead can have over a hundred)."""
+    shown = ", ".join(f"{a} ({name(int(a))})" for a in legal[:MAX_LISTED_ACTIONS])
+    more = len(legal) - MAX_LISTED_ACTIONS
+    return shown + (f", and {more} more (legal_actions() lists them all)" if more > 0 else "")
+
+
 def is_integer(value: object) -> bool:
     """A Python or numpy integer, and not a bool (bool is a subclass of int)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

@@ -79,7 +79,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_reset_options, check_seed, short_repr
+from .checks import check_reset_options, check_seed, legal_list, short_repr
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
@@ -194,7 +194,7 @@ class Session:
         seat = self.to_act
         legal = self.game.legal_actions()
         return (f"action {action} ({self.game.action_name(action)}) is not legal for seat {seat}; legal: "
-                + ", ".join(f"{a} ({self.game.action_name(a)})" for a in legal))
+                f"{legal_list(legal, self.game.action_name)}")
 
     # ----------------------------------------------------------------- views
     @property

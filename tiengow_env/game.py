@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
-from .checks import DuplicateKeyError, check_seed, is_integer, load_json, short_repr
+from .checks import DuplicateKeyError, check_seed, is_integer, legal_list, load_json, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
 from .tiles import NAMES, NUM_TYPES, TILE_TYPE, TYPE_BITS, mask_names, mask_types, parse_type
@@ -234,7 +234,7 @@ class Game:
         if action not in self._scratch[:n].tolist():  # a list: numpy's `in` costs a temporary array
             legal = self.legal_actions()
             raise ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
-                             f"{self.to_act}; legal: {', '.join(f'{a} ({self.action_name(a)})' for a in legal)}")
+                             f"{self.to_act}; legal: {legal_list(legal, self.action_name)}")
 
     def _apply(self, action: int) -> None:
         """Step the kernel, then read its report: the trick's plays, forced discards, its end."""

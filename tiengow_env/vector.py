@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_seed, short_repr
+from .checks import check_seed, legal_list, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -147,8 +147,7 @@ class VectorEnv:
     def _illegal_message(self, env_index: int, action: int) -> str:
         legal = np.flatnonzero(self.action_mask[env_index])
         return (f"env {env_index}: action {action} ({self.action_name(action)}) is not legal for seat "
-                f"{int(self.to_act[env_index])}; legal: "
-                + ", ".join(f"{a} ({self.action_name(int(a))})" for a in legal))
+                f"{int(self.to_act[env_index])}; legal: {legal_list(legal, self.action_name)}")
 
 
 __all__ = ["VectorEnv"]
