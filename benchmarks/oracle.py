@@ -29,15 +29,19 @@ import numpy as np
 
 from tiengow.agents.arena import deal_seed, mean_and_half_width
 from tiengow.agents.base import make_agent
-from tiengow.agents.champion import ChampionAgent
+from tiengow.agents.champion import DEFAULT_EPSILON, ChampionAgent
 from tiengow.agents.infra import worker_pool
 from tiengow.agents.ppo import make_ppo_agent
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.search import pimc_details
 
-ORACLE_SAMPLES = 2000  # paired rollouts per action in the true world
-ORACLE_EPSILON = 0.5   # the champion's rollouts
+ORACLE_SAMPLES = 2000  # paired rollouts per action in the true world, with the champion's epsilon
+
+
+def true_world(game: Game) -> tuple[np.ndarray, np.ndarray]:
+    """The game's own state as the only world a search may draw, (states, weights)."""
+    return game.state[None].copy(), np.ones(1)
 
 
 class OracleChampion(ChampionAgent):
@@ -46,7 +50,7 @@ class OracleChampion(ChampionAgent):
     name = "oracle"
 
     def _worlds(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        return game.state[None].copy(), np.ones(1)
+        return true_world(game)
 
 
 def make(rules: RuleSet, seed: int) -> OracleChampion:
@@ -72,8 +76,7 @@ def regrets(bots: list[str], hands: int, seed: int) -> np.ndarray:
     rows = np.zeros((len(states), len(bots)))
     for i, game in enumerate(states):
         actions, values, _, _ = pimc_details(game, ORACLE_SAMPLES, "greedy", seed=seed * 7 + i,
-                                             epsilon=ORACLE_EPSILON, paired=True,
-                                             worlds=(game.state[None].copy(), np.ones(1)))
+                                             epsilon=DEFAULT_EPSILON, paired=True, worlds=true_world(game))
         observation, mask = game.observe()
         for b, agent in enumerate(agents):
             agent.reset(seed * 13 + i)

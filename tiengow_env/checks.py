@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import reprlib
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ def short_repr(value: object, limit: int = 80) -> str:
 MAX_LISTED_ACTIONS = 40  # an illegal-action message names at most this many legal actions
 
 
-def legal_list(legal, name) -> str:
+def legal_list(legal: Sequence[int] | np.ndarray, name: Callable[[int], str]) -> str:
     """The legal action ids with ``name(id)`` each, for an error message: the first
     ``MAX_LISTED_ACTIONS`` and how many more (a lead can have over a hundred)."""
     shown = ", ".join(f"{a} ({name(int(a))})" for a in legal[:MAX_LISTED_ACTIONS])
