@@ -44,6 +44,8 @@ without the network.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
@@ -61,6 +63,12 @@ DEFAULT_VALUE = 0.0
 DEFAULT_WORLDS = 64
 DEFAULT_BELIEF = 0.0
 DEFAULT_PARTICLES = 256
+MAX_WORLDS = 10**6  # worlds and particles are held in memory, 720 bytes each
+RANGES = {
+    "value": (0, math.nextafter(1.0, 0.0), "the lookahead's share of the ranking, from 0 up to (not including) 1"),
+    "worlds": (1, MAX_WORLDS, f"a whole number of lookahead worlds from 1 to {MAX_WORLDS:,}"),
+    "particles": (1, MAX_WORLDS, f"a whole number of belief worlds from 1 to {MAX_WORLDS:,}"),
+}
 
 
 class ChampionAgent(SearchAgent):
@@ -150,8 +158,12 @@ def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAg
                                                                      "prior": str,
                                                                      "value": float, "worlds": int, "endgame": int,
                                                                      "belief": float, "particles": int,
-                                                                     "infer": float, "greedy_end": int})
-    prior = make_ppo_agent(options.get("prior"), rules, seed)
+                                                                     "infer": float, "greedy_end": int},
+                                    ranges=RANGES)
+    try:
+        prior = make_ppo_agent(options.get("prior"), rules, seed)
+    except ValueError as err:
+        raise ValueError(f"champion: prior={options['prior']}: {err}" if "prior" in options else str(err)) from None
     return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
                          weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON),
                          value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS),

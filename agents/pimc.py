@@ -144,24 +144,41 @@ FLAGS = {  # the 0|1 options, and what each value means
 }
 
 
-def parse_options(kind: str, argument: str | None, count_name: str,
-                  allowed: dict[str, type]) -> tuple[int | None, dict]:
-    """``COUNT[:KEY=VALUE]...`` of a search spec: (count or None, {key: value}); options of
-    type ``bool`` are the ``FLAGS``, written 0 or 1."""
+MAX_ITERATIONS = 10**7  # ismcts keeps a node per iteration, 64 bytes each: 640 MB at most
+MAX_ENDGAME = 16  # tiles; the exact endgame's time grows about a hundredfold every 4 tiles (4 s a decision at 16)
+RANGES = {  # (lowest, highest, what it is) of each numeric option not in 0..MAX_COUNT
+    "epsilon": (0, 1, "a probability from 0 to 1"),
+    "own_epsilon": (0, 1, "a probability from 0 to 1"),
+    "infer": (0, 1, "a probability from 0 to 1"),
+    "endgame": (0, MAX_ENDGAME, f"a whole number of tiles from 0 to {MAX_ENDGAME}"),
+    "greedy_end": (0, 32, "a whole number of tiles from 0 to 32"),
+}
+
+
+def parse_options(kind: str, argument: str | None, count_name: str, allowed: dict[str, type],
+                  count_max: int = MAX_COUNT, ranges: dict[str, tuple] | None = None) -> tuple[int | None, dict]:
+    """``COUNT[:KEY=VALUE]...`` of a search spec: (count or None, {key: value}). Options of
+    type ``bool`` are the ``FLAGS``, written 0 or 1; numbers must lie in their ``RANGES``
+    (updated by ``ranges``), or from 0 to ``MAX_COUNT``."""
     count, options = None, {}
+    ranges = {**RANGES, **(ranges or {})}
     example = f"{kind}:256:rollout=expert"
     for k, part in enumerate((argument or "").split(":") if argument else []):
         key, eq, value = part.partition("=")
+        if not eq and k > 0 and part in allowed:
+            raise ValueError(f"{kind}: {part} needs a value, as in {part}=VALUE; got {kind}:{argument[:80]}")
         if not eq:
-            if k > 0 or not (part.isascii() and part.isdigit()) or not 1 <= int(part[:12]) <= MAX_COUNT:
-                raise ValueError(f"{kind} takes a number of {count_name} from 1 to {MAX_COUNT:,} then KEY=VALUE "
+            digits = part.lstrip("0") if part.isascii() and part.isdigit() else ""
+            if k > 0 or not digits or len(digits) > len(str(count_max)) or int(digits) > count_max:
+                raise ValueError(f"{kind} takes a number of {count_name} from 1 to {count_max:,} then KEY=VALUE "
                                  f"options, as in {example}; got {kind}:{argument[:80]}")
-            count = int(part)
+            count = int(digits)
             continue
         if key not in allowed:
-            raise ValueError(f"{kind}: unknown option {key!r} in {kind}:{argument}; options are: {', '.join(allowed)}")
+            raise ValueError(f"{kind}: unknown option {key!r} in {kind}:{argument[:80]}; "
+                             f"options are: {', '.join(allowed)}")
         if key == "rollout" and value not in POLICIES:
-            raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value!r}")
+            raise ValueError(f"{kind}: rollout must be one of {', '.join(POLICIES)}, got {value[:40]!r}")
         if key in options:
             raise ValueError(f"{kind}: {key} is given twice in {kind}:{argument[:80]}")
         if not value:
@@ -171,20 +188,19 @@ def parse_options(kind: str, argument: str | None, count_name: str,
             continue
         if allowed[key] is bool:
             if value not in ("0", "1"):
-                raise ValueError(f"{kind}: {key} is 0 or 1 ({FLAGS[key]}); got {kind}:{argument}")
+                raise ValueError(f"{kind}: {key} is 0 or 1 ({FLAGS[key]}); got {key}={value[:40]}")
             options[key] = value == "1"
             continue
+        whole = allowed[key] is int
+        low, high, what = ranges.get(key, (0, MAX_COUNT, f"a {'whole ' if whole else ''}number from 0 to "
+                                                         f"{MAX_COUNT:,}"))
         try:
-            number = allowed[key](value) if len(value) <= 40 else None
+            number = float(value) if len(value) <= 40 else None
         except ValueError:
             number = None
-        if number is None:
-            raise ValueError(f"{kind}: {key} takes a number, got {key}={value[:40]}")
-        if key in ("epsilon", "own_epsilon", "infer") and not 0 <= number <= 1:  # also refuses nan
-            raise ValueError(f"{kind}: {key} is a probability from 0 to 1, got {key}={value}")
-        if not 0 <= number <= MAX_COUNT:  # also refuses nan and inf
-            raise ValueError(f"{kind}: {key} must be a finite number from 0 to {MAX_COUNT:,}, got {key}={value}")
-        options[key] = number
+        if number is None or not low <= number <= high or (whole and not number.is_integer()):  # refuses nan, inf
+            raise ValueError(f"{kind}: {key} is {what}; got {key}={value[:40]}")
+        options[key] = int(number) if whole else number
     return count, options
 
 
@@ -212,7 +228,7 @@ def make_ismcts(argument: str | None, rules: RuleSet, seed: int) -> IsmctsAgent:
     """``ismcts[:ITERATIONS][:KEY=VALUE]...`` (module docstring)."""
     count, options = parse_options("ismcts", argument, "iterations",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int, "c": float,
-                                    "infer": float, "low_discard": bool})
+                                    "infer": float, "low_discard": bool}, count_max=MAX_ITERATIONS)
     return IsmctsAgent(rules, seed, iterations=count or DEFAULT_ITERATIONS, policy=options.get("rollout", "greedy"),
                        endgame=options.get("endgame", 0), exploration=options.get("c", DEFAULT_C),
                        epsilon=options.get("epsilon", 0.0), own_epsilon=options.get("own_epsilon"),

@@ -550,6 +550,18 @@ def test_belief_weights_favour_worlds_where_the_others_threw_weak_tiles():
     assert weighted.max() > 2 / 200  # the weights do discriminate between worlds
 
 
+@pytest.mark.parametrize("beta", [50.0, 1000.0, 1e9])
+def test_belief_weights_stay_finite_at_any_inverse_temperature(beta):
+    # exp(-beta v) underflows to 0 for a large beta: the likelihood is taken in log space, and
+    # the search's running weights rescale when a likelier world comes (once a ZeroDivisionError)
+    game = next(g for g in decision_points(40, seed=5) if sum(
+        bin(g.state[S_DOWN + s]).count("1") for s in range(4) if s != g.to_act) >= 3)
+    _, weights = S.sample_worlds(game, 100, beta=beta, seed=1)
+    assert np.all(np.isfinite(weights)) and abs(weights.sum() - 1) < 1e-9
+    _, chips, _, _ = S.pimc_details(game, 16, "greedy", 3, beta=beta)
+    assert len(chips) and np.all(np.isfinite(chips))
+
+
 # ============================================================================ policy-based inference
 def linear_log_policy(observations, masks):
     """A fixed, made-up model of play: log-softmax over the legal actions of a linear map."""
@@ -653,7 +665,7 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("pimc:8:foo=1", "unknown option"),
                                        ("pimc:8:rollout=smart", "rollout must be one of"),
                                        ("ismcts:0", "a number of iterations from 1 to"),
-                                       ("pimc:8:endgame=-1", "a finite number from 0 to 1,000,000,000"),
+                                       ("pimc:8:endgame=-1", "endgame is a whole number of tiles from 0 to 16"),
                                        ("search:0", "positive budget"),
                                        ("pimc:8,smart", "pimc:SAMPLES,POLICY"),
                                        ("pimc:8:epsilon=2", "probability from 0 to 1"),
@@ -665,22 +677,32 @@ def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
                                        ("champion:x", "a number of samples from 1"),
                                        ("champion:8:c=1", "unknown option"),
                                        ("pimc:8:low_discard=yes", "low_discard is 0 or 1"),
-                                       ("pimc:8:greedy_end=2.5", "greedy_end takes a number"),
-                                       ("champion:8:greedy_end=-1", "a finite number from 0"),
+                                       ("pimc:8:greedy_end=2.5", "greedy_end is a whole number of tiles"),
+                                       ("champion:8:greedy_end=-1", "whole number of tiles from 0 to 32"),
                                        ("champion:8:infer=2", "probability from 0 to 1"),
                                        ("champion:8:rollout=ppo", "rollout must be one of"),
                                        ("champion:8:epsilon=3", "probability from 0 to 1"),
-                                       ("champion:8:prior=/no/such.pt", "does not exist"),
+                                       ("champion:8:prior=/no/such.pt", "prior=/no/such.pt: .* does not exist"),
                                        ("champion:8:value=1", r"up to \(not including\) 1"),
-                                       ("champion:8:value=0.5:worlds=0", "positive number of lookahead worlds"),
-                                       ("champion:8:endgame=-2", "a finite number from 0"),
-                                       ("champion:8:belief=-1", "a finite number from 0"),
-                                       ("champion:8:belief=1:particles=0", "positive number of worlds"),
+                                       ("champion:8:value=0.5:worlds=0", "worlds is a whole number of lookahead"),
+                                       ("champion:8:endgame=-2", "endgame is a whole number of tiles from 0 to 16"),
+                                       ("champion:8:belief=-1", "belief is a number from 0 to 1,000,000,000"),
+                                       ("champion:8:belief=1:particles=0", "particles is a whole number of belief"),
                                        ("pimc:99999999999999999999", "from 1 to 1,000,000,000"),
-                                       ("pimc:8:endgame=99999999999999999999", "from 0 to 1,000,000,000"),
+                                       ("pimc:8:endgame=99999999999999999999", "endgame is a whole number of tiles"),
                                        ("search:99999999999999999999", "budget factor of at most 1,000,000"),
                                        ("pimc:8:epsilon=nan", "probability from 0 to 1"),
-                                       ("pimc:8:beta=inf", "a finite number")])
+                                       ("pimc:8:beta=inf", "beta is a number from 0 to 1,000,000,000"),
+                                       # zero-padded counts are read whole (they got past the cap once)
+                                       ("ismcts:0000000000010000000000000", "from 1 to 10,000,000"),
+                                       ("pimc:00000000000000000000002000000000", "from 1 to 1,000,000,000"),
+                                       ("ismcts:1000000000", "iterations from 1 to 10,000,000"),  # 64 GB of nodes
+                                       ("pimc:8:endgame=17", "from 0 to 16"),  # hours a decision
+                                       ("champion:8:value=-0.1", r"from 0 up to \(not including\) 1"),
+                                       ("champion:8:value=0.5:worlds=1000000000", "from 1 to 1,000,000"),
+                                       ("champion:8:belief=1:particles=2000000", "from 1 to 1,000,000"),
+                                       ("champion:8:weight", "weight needs a value, as in weight=VALUE"),
+                                       ("champion:8:prior=", "prior= needs a value")])
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)

@@ -275,24 +275,32 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
     likelihood of the observed play; this model sees only what went down].
     """
     total = 0.0
+    kept = np.empty(NUM_TYPES, dtype=np.float64)  # -beta v(h) of each face-down tile
     for s in range(rules[R_PLAYERS]):
         if s == seat or world[S_DOWN + s] == 0:
             continue
         down = world[S_DOWN + s]
         before = world[S_HAND + s] | down
         unseen = PK.unseen_tiles(world, s, False, rules)
-        kept = 0.0
+        count = 0
+        top = -np.inf
         remaining = K.canonical(world[S_HAND + s])
         while remaining:
             b = K.lowest_bit(remaining)
             remaining &= remaining - 1
-            kept += np.exp(-beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules))
+            kept[count] = -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules)
+            top = max(top, kept[count])
+            count += 1
         remaining = K.canonical(down)
-        while remaining:
+        while remaining:  # log of the probability, in log space: exp(-beta v) may underflow for a large beta
             b = K.lowest_bit(remaining)
             remaining &= remaining - 1
-            thrown = np.exp(-beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules))
-            total += np.log(thrown / (thrown + kept))
+            thrown = -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules)
+            shift = max(top, thrown)
+            norm = np.exp(thrown - shift)
+            for i in range(count):
+                norm += np.exp(kept[i] - shift)
+            total += thrown - shift - np.log(norm)
     return total
 
 
@@ -372,7 +380,7 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
     budget = samples * count
     nodes = 0
     stamp = solver[7][0]
-    first = np.nan  # log-weights are taken relative to the first world's, to keep exp in range
+    first = np.nan  # log-weights are taken relative to the largest so far, to keep exp in range
     live = count
     for r in range(rounds):
         worlds = max(1, budget // (rounds * live))
@@ -384,6 +392,11 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
                 draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
             log_weight = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
             if np.isnan(first):
+                first = log_weight
+            elif log_weight > first:  # a likelier world than any before: rescale what is summed so far
+                scale = np.exp(first - log_weight)
+                sums *= scale
+                totals *= scale
                 first = log_weight
             weight = np.exp(log_weight - first)
             stamp += 1
