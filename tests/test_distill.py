@@ -100,3 +100,48 @@ def test_bad_settings_are_refused_before_any_work(setting, message, tmp_path, mo
     err = capsys.readouterr().err
     assert err.startswith("tiengow: error: config (defaults): ") and message in err and "Traceback" not in err
     assert not Path("runs").exists()
+
+
+def damaged_students(folder: Path) -> dict[str, Path]:
+    """Copies of the shipped ppo checkpoint, each damaged one way."""
+    def variant(name, change):
+        data = torch.load(str(DEFAULT_POLICY), weights_only=True)
+        change(data)
+        torch.save(data, folder / f"{name}.pt")
+        return folder / f"{name}.pt"
+
+    return {"norules": variant("norules", lambda d: d["config"].pop("rules")),
+            "nan": variant("nan", lambda d: d["model"]["policy.weight"].__setitem__((0, 0), float("nan"))),
+            "novalue": variant("novalue", lambda d: [d["model"].pop(k) for k in ("value.weight", "value.bias")]),
+            "badconfig": variant("badconfig", lambda d: d["config"].__setitem__("lr", "fast"))}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("norules", "student norules.pt: its config names no rules"),
+    ("nan", "student nan.pt: the model weights are not all finite numbers"),
+    ("novalue", "student novalue.pt has no value head"),
+    ("badconfig", "student badconfig.pt: its config is not a tiengow train ppo config (lr must be"),
+])
+def test_a_damaged_student_is_refused_before_labelling(name, message, tmp_path, monkeypatch, capsys):
+    # these were found after the labelling (45 minutes at the default hands), as a KeyError for
+    # the missing rules, or not at all for nan weights, which were trained on and written
+    monkeypatch.chdir(tmp_path)
+    damaged_students(tmp_path)
+    assert main(["train", "distill", "--set", f"student={name}.pt", "--set", "hands=400"]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err
+    assert "labelled" not in captured.err and not Path("runs").exists()
+
+
+def test_a_diverging_fit_writes_nothing(tmp_path):
+    teacher = DistillConfig(teacher="pimc:4", hands=6, workers=1, seed=3)
+    data = label(teacher, "standard")
+    student = read_checkpoint(str(DEFAULT_POLICY))
+    with pytest.raises(ValueError, match=r"the fit diverged in epoch \d: .* try a smaller lr \(got lr=1e\+30\)"):
+        fit(DistillConfig(lr=1e30, epochs=3), data, student)
+
+
+def test_a_config_for_another_trainer_is_named_as_such(capsys):
+    assert main(["train", "distill", "--config", "ppo"]) == 2
+    err = capsys.readouterr().err
+    assert "settings are not this trainer's" in err and "a config for another trainer?" in err

@@ -61,6 +61,10 @@ def build(cls: type[Config], data: dict[str, Any]) -> Config:
     """``cls(**data)`` after refusing unknown settings, then ``validate()``."""
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(data) - set(names))
+    if len(unknown) > 1 and 2 * len(unknown) > len(data):
+        raise ValueError(f"{len(unknown)} of its {len(data)} settings are not this trainer's ({', '.join(unknown[:4])}"
+                         f"{', ...' * (len(unknown) > 4)}): a config for another trainer? This one's settings are: "
+                         f"{', '.join(names)}")
     if unknown:
         raise ValueError(f"unknown setting {unknown[0]!r}; settings are: {', '.join(names)}")
     config = cls(**data)

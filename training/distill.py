@@ -34,11 +34,11 @@ import torch
 from tiengow.agents.base import make_agent
 from tiengow.agents.infra import check_output_path, run_dir, worker_pool
 from tiengow.agents.pimc import SearchAgent
-from tiengow.agents.ppo import DEFAULT_POLICY
+from tiengow.agents.ppo import DEFAULT_POLICY, policy_layers
 from tiengow_env.game import Game
 
 from .config import check_ranges, read_config
-from .ppo import network_from_checkpoint
+from .ppo import PpoConfig, network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
@@ -95,7 +95,7 @@ class DistillConfig:
         if self.student is not None and (not isinstance(self.student, str) or not self.student):
             raise ValueError(f"student is the path of a PPO checkpoint (or null for the shipped ppo), "
                              f"got {self.student!r}")
-        rules = load_checkpoint(self.student_path)["config"]["rules"]
+        rules = read_student(self.student_path)["config"]["rules"]
         if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, rules), SearchAgent):
             raise ValueError(f"teacher must be a search bot's spec (champion, search, pimc:N, ismcts, ...), "
                              f"got {self.teacher!r}")
@@ -108,6 +108,26 @@ class DistillConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def read_student(path: str) -> dict:
+    """The student checkpoint, checked whole before any hand is labelled (it can take an hour): a
+    PPO checkpoint whose config is a valid ``PpoConfig`` and whose finite weights, value head
+    included, fit it. ValueError naming the file."""
+    data = load_checkpoint(path)
+    if "rules" not in data["config"]:
+        raise ValueError(f"student {path}: its config names no rules; expected a checkpoint written by tiengow "
+                         f"train ppo")
+    try:
+        PpoConfig.from_dict(dict(data["config"]))
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"student {path}: its config is not a tiengow train ppo config ({err})") from None
+    if "value.weight" not in data["model"]:
+        raise ValueError(f"student {path} has no value head; distill keeps the student's value head, so it needs "
+                         f"a checkpoint written by tiengow train ppo (or tiengow train distill)")
+    policy_layers(data, f"student {path}")
+    network_from_checkpoint(data, f"student {path}")
+    return data
 
 
 # ============================================================================ label
@@ -198,6 +218,9 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+        if not all(bool(torch.isfinite(p).all()) for p in net.parameters()):
+            raise ValueError(f"the fit diverged in epoch {epoch + 1}: the network's weights are no longer finite "
+                             f"numbers, so nothing was written; try a smaller lr (got lr={config.lr:g})")
         if progress:
             progress(epoch + 1, agreement())
     figures["agreement_after"] = agreement()
@@ -207,7 +230,7 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
 # ============================================================================ run
 def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
     """Label, fit and write (module doc); the summary of the run."""
-    student = load_checkpoint(config.student_path)
+    student = read_student(config.student_path)
     rules = student["config"]["rules"]
     start = time.perf_counter()
     data = label(config, rules, progress=(lambda hands: progress("label", hands, 0.0)) if progress else None)
