@@ -197,18 +197,21 @@ def install_hint(extra: str) -> str:
     return f'pip install "tiengow[{extra}]"'
 
 
-def check_output_path(path: str, option: str, folder_only: bool = False) -> None:
+def check_output_path(path: str, option: str, folder_only: bool = False, empty: bool = False) -> None:
     """ValueError naming ``option`` unless ``path`` can be written: a file path (or, with
-    ``folder_only``, a folder) whose folder exists and takes a new file, or can be created (the
-    nearest existing ancestor is a folder that takes one). The test is a real one, a temporary
-    file made and removed at once, since permission bits do not tell (root, /proc, read-only
-    mounts)."""
+    ``folder_only``, a folder; with ``empty`` too, a new or empty one, so that the outputs of two
+    runs never mix) whose folder exists and takes a new file, or can be created (the nearest
+    existing ancestor is a folder that takes one). The test is a real one, a temporary file made
+    and removed at once, since permission bits do not tell (root, /proc, read-only mounts)."""
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"{option}: give a {'folder' if folder_only else 'file'} path, got {path!r}")
     if not folder_only and (path.endswith(("/", os.sep)) or os.path.isdir(path)):
         raise ValueError(f"{option} {path}: is a folder; give a file path")
     if folder_only and os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a file; give a folder")
+    if empty and os.path.isdir(path) and any(os.scandir(path)):
+        raise ValueError(f"{option} {path}: the folder already holds files (an earlier run's?); give a new or "
+                         f"empty folder, so that two runs' outputs do not mix")
     folder = os.path.abspath(path) if folder_only else os.path.dirname(os.path.abspath(path))
     ancestor = folder
     while not os.path.exists(ancestor):

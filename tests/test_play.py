@@ -174,8 +174,16 @@ def test_bad_arguments_are_refused_in_words(argv, message, tmp_path):
 
 def test_a_directory_with_records_is_not_overwritten(tmp_path, monkeypatch, capsys):
     play(["--vs", "random", "--hands", "1", "--seed", "1", "--save", str(tmp_path)], ["1"] * 30, monkeypatch, capsys)
-    with pytest.raises(ValueError, match="already holds hand records"):
+    with pytest.raises(ValueError, match="already holds files"):
         cmd_play(parse(["play", "--vs", "random", "--save", str(tmp_path)]))
+
+
+def test_save_takes_a_new_or_empty_directory_as_its_help_says(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="give a new or empty folder"):
+        cmd_play(parse(["play", "--vs", "random", "--save", str(tmp_path)]))
+    with pytest.raises(ValueError, match="is a file; give a folder"):
+        cmd_play(parse(["play", "--vs", "random", "--save", str(tmp_path / "notes.txt")]))
 
 
 # ----------------------------------------------------------------------------- reading moves

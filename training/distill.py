@@ -34,11 +34,11 @@ import torch
 from tiengow.agents.base import make_agent
 from tiengow.agents.infra import check_output_path, run_dir, worker_pool
 from tiengow.agents.pimc import SearchAgent
-from tiengow.agents.ppo import DEFAULT_POLICY, policy_layers
+from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
 
 from .config import check_ranges, read_config
-from .ppo import PpoConfig, network_from_checkpoint
+from .ppo import network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
@@ -112,20 +112,15 @@ class DistillConfig:
 
 def read_student(path: str) -> dict:
     """The student checkpoint, checked whole before any hand is labelled (it can take an hour): a
-    PPO checkpoint whose config is a valid ``PpoConfig`` and whose finite weights, value head
-    included, fit it. ValueError naming the file."""
+    PPO checkpoint with rules and a value head whose network loads (``network_from_checkpoint``).
+    ValueError naming the file."""
     data = load_checkpoint(path)
     if "rules" not in data["config"]:
         raise ValueError(f"student {path}: its config names no rules; expected a checkpoint written by tiengow "
                          f"train ppo")
-    try:
-        PpoConfig.from_dict(dict(data["config"]))
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"student {path}: its config is not a tiengow train ppo config ({err})") from None
     if "value.weight" not in data["model"]:
         raise ValueError(f"student {path} has no value head; distill keeps the student's value head, so it needs "
                          f"a checkpoint written by tiengow train ppo (or tiengow train distill)")
-    policy_layers(data, f"student {path}")
     network_from_checkpoint(data, f"student {path}")
     return data
 

@@ -283,13 +283,19 @@ def make_network(config: PpoConfig) -> PolicyNet:
 
 
 def network_from_checkpoint(data: dict, path: str = "checkpoint") -> PolicyNet:
-    """The checkpoint's network, in eval mode; ValueError if its weights do not fit its config."""
-    config = PpoConfig.from_dict(dict(data["config"]))
+    """The checkpoint's network, in eval mode; ValueError if its config is not a valid
+    ``PpoConfig``, or its weights do not fit the config or are not all finite."""
+    try:
+        config = PpoConfig.from_dict(dict(data["config"]))
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: its config is not a tiengow train ppo config ({err})") from None
     net = make_network(config)
     try:
         net.load_state_dict(data["model"])
     except RuntimeError as err:
         raise ValueError(f"{path}: the model weights do not fit its config ({str(err).splitlines()[0]})") from None
+    if not all(bool(torch.isfinite(p).all()) for p in net.state_dict().values()):
+        raise ValueError(f"{path}: the model weights are not all finite numbers (nan or inf): a damaged checkpoint")
     return net.eval()
 
 

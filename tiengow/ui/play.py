@@ -531,19 +531,14 @@ def _seed(seed: int, hand: int, seat: int) -> int:
 
 # ----------------------------------------------------------------------------- the command
 def save_directory(text: str | None) -> Path | None:
-    """The directory for the hand records, checked but not yet made: new, or without records in
-    it (None: the default, a new runs/play/DATE-TIME made at the first save)."""
+    """The directory for the hand records, checked but not yet made: new or empty (None: the
+    default, a new runs/play/DATE-TIME made at the first save)."""
     from tiengow.agents.infra import check_output_path
     if text is None:
         check_output_path(os.path.join("runs", "play", "match.jsonl"), "the default save folder")
         return None
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"--save {path}: not a directory")
-    if path.is_dir() and (any(path.glob("hand-*.json")) or (path / "match.jsonl").exists()):
-        raise ValueError(f"--save {path} already holds hand records; choose a new or empty directory")
-    check_output_path(str(path / "match.jsonl"), "--save")
-    return path
+    check_output_path(text, "--save", folder_only=True, empty=True)
+    return Path(text)
 
 
 def cmd_play(args) -> int:
