@@ -6,9 +6,12 @@
   under the current folder (``runs/`` is ignored by git); commands print where they wrote;
 * ``connect_ray(address)``: the ``ray`` module, connected, failing fast with a message;
 * ``install_hint(extra)``: the pip command that adds an optional extra to *this* install;
+* ``run_for_people(prog, work)``: a command's body with every error one line for people (the
+  ``tiengow`` CLI and the ``python -m tiengow.benchmarks...`` ones);
 * ``check_output_path(path, option)``: refuse an output path that cannot be written, before
   the work that produces it starts;
 * ``int_option(low)``: an argparse type for integer options with a lower bound;
+* ``list_option(item)``: an argparse type for comma-separated lists, each item once;
 * ``rules_option(text)``: the RuleSet of a ``--rules`` value (preset, file, or JSON object);
 * ``ScalarLog(log_dir)``: the trainers' TensorBoard scalars (and the JSON files beside them).
 """
@@ -197,6 +200,51 @@ def install_hint(extra: str) -> str:
     return f'pip install "tiengow[{extra}]"'
 
 
+# Packages that only some commands need, and the pyproject extra that installs each.
+OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
+                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
+
+
+def run_for_people(prog: str, work: Callable[[], int | None], people: tuple[type[BaseException], ...] = ()) -> int:
+    """The exit status of ``work()``, every error a line on stderr beginning ``PROG: `` and never
+    a traceback: ValueError (and ``people``, other errors written for people) as ``error:`` (2), a
+    missing optional dependency with the pip command that brings it (2), Ctrl-C as
+    ``interrupted`` (130), the reader of our output gone as quiet (141), the system refusing a
+    file as ``error:`` (1), anything else as ``internal error`` (70; the traceback with
+    ``TIENGOW_DEBUG=1``)."""
+    try:
+        return work() or 0
+    except (ValueError, *people) as err:  # our ValueErrors are written for people
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it
+        extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"{prog}: error: this command needs {err.name}, which is not installed; {install_hint(extra)}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of our output went away (``tiengow replay F | head``): stop quietly. Standard
+        # output now points at nothing, so that the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a program that the signal ended
+    except OSError as err:  # the disk or the system refused (full, read-only, gone) after the checks passed
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"{prog}: error: {err.strerror or err}{where}", file=sys.stderr)
+        return 1
+    except Exception as err:  # a bug of ours: one line, and the traceback only on request
+        if os.environ.get("TIENGOW_DEBUG"):
+            raise
+        print(f"{prog}: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+              "(a bug in tiengow; TIENGOW_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 70  # EX_SOFTWARE
+
+
 def check_output_path(path: str, option: str, folder_only: bool = False, empty: bool = False) -> None:
     """ValueError naming ``option`` unless ``path`` can be written: a file path (or, with
     ``folder_only``, a folder; with ``empty`` too, a new or empty one, so that the outputs of two
@@ -250,6 +298,23 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{bound}, got {value}")
         return value
     parse.__name__ = wanted
+    return parse
+
+
+def list_option(item: Callable[[str], Any] = str, example: str = "a,b") -> Callable[[str], list]:
+    """An argparse ``type=`` for a comma-separated list (as in ``example``) of items read by
+    ``item``, none empty and none twice (a measure would count it twice)."""
+    def parse(text: str) -> list:
+        parts = text.split(",")
+        if not all(part.strip() for part in parts):
+            raise argparse.ArgumentTypeError(f"takes items separated by single commas, such as {example}; "
+                                             f"got {text[:80]!r}")
+        values = [item(part.strip()) for part in parts]
+        twice = next((part for k, part in enumerate(parts) if values.index(values[k]) != k), None)
+        if twice is not None:
+            raise argparse.ArgumentTypeError(f"lists each item once; {twice.strip()[:40]!r} is given twice")
+        return values
+    parse.__name__ = f"a comma-separated list, such as {example}"
     return parse
 
 

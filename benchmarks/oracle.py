@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 
 import numpy as np
 
 from tiengow.agents.arena import deal_seed, mean_and_half_width
 from tiengow.agents.base import make_agent
 from tiengow.agents.champion import DEFAULT_EPSILON, ChampionAgent
-from tiengow.agents.infra import worker_pool
+from tiengow.agents.infra import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people, worker_pool
 from tiengow.agents.ppo import make_ppo_agent
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
@@ -94,9 +95,12 @@ def measure(bots: list[str], hands: int, seeds: list[int], workers: int = 1) -> 
     over ``hands`` hands for each seed, one seed per worker at a time."""
     if not bots:
         raise ValueError("oracle: give at least one bot, such as --bots champion,search")
-    if hands < 1 or not seeds or min(seeds) < 0 or workers < 1:
-        raise ValueError(f"oracle: hands and workers are at least 1 and seeds are integers >= 0; got hands={hands}, "
-                         f"seeds={seeds}, workers={workers}")
+    if hands < 1 or not seeds or min(seeds) < 0 or max(seeds) > INT64_MAX or workers < 1:
+        raise ValueError(f"oracle: hands and workers are at least 1 and seeds are integers from 0 to 2^63 - 1; got "
+                         f"hands={hands}, seeds={seeds}, workers={workers}")
+    if len(set(bots)) < len(bots) or len(set(seeds)) < len(seeds):
+        raise ValueError(f"oracle: each bot and each seed once (a repeat would be counted twice); got bots={bots}, "
+                         f"seeds={seeds}")
     for spec in bots:  # a bad spec fails here, before any hand is played
         make_agent(spec, "standard", 0)
     tasks = [(bots, hands, seed) for seed in seeds]
@@ -114,28 +118,30 @@ def measure(bots: list[str], hands: int, seeds: list[int], workers: int = 1) -> 
                       for a, b in itertools.combinations(range(len(bots)), 2)}}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.oracle", description=__doc__.split("\n")[0])
-    parser.add_argument("--bots", default="champion,search", help="comma-separated agent specs")
-    parser.add_argument("--hands", type=int, default=25, help="hands per seed")
-    parser.add_argument("--seeds", default="61001", help="comma-separated game seeds, as tiengow eval's --seed")
-    parser.add_argument("--workers", type=int, default=1, help="processes, one seed each at a time")
+def main(argv: list[str] | None = None) -> int:
+    prog = "python -m tiengow.benchmarks.oracle"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    parser.add_argument("--bots", type=list_option(example="champion,search"), default=["champion", "search"],
+                        help="comma-separated agent specs, each once (default champion,search)")
+    parser.add_argument("--hands", type=int_option(1), default=25, help="hands per seed (default 25)")
+    parser.add_argument("--seeds", type=list_option(int_option(0), "61001,61002"), default=[61001],
+                        help="comma-separated game seeds, as tiengow eval's --seed (default 61001)")
+    parser.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
+                        help="processes, one seed each at a time (default 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    try:
-        seeds = [int(s) for s in args.seeds.split(",") if s]
-    except ValueError:
-        parser.error(f"--seeds takes integers separated by commas, such as 61001,61002; got {args.seeds!r}")
-    try:
-        result = measure([b for b in args.bots.split(",") if b], args.hands, seeds, args.workers)
-    except (ValueError, OSError) as err:
-        parser.exit(2, f"error: {err}\n")
+    return run_for_people(prog, lambda: report(args))
+
+
+def report(args: argparse.Namespace) -> None:
+    """Measure and print (``main``'s body)."""
+    result = measure(args.bots, args.hands, args.seeds, args.workers)
     if args.json:
         print(json.dumps(result))
         return
     hands = f"{args.hands} hand{'s' if args.hands != 1 else ''}"
     print(f"{result['decisions']} decisions of {hands} per seed of search against itself (seeds "
-          f"{', '.join(map(str, seeds))}); regret against the oracle, chips a decision, with 95% CIs")
+          f"{', '.join(map(str, args.seeds))}); regret against the oracle, chips a decision, with 95% CIs")
     for spec, (mean, half) in result["regret"].items():
         print(f"  {spec}: {mean:.4f} [{mean - half:.4f}, {mean + half:.4f}]")
     for pair, (mean, half) in result["pairs"].items():
@@ -143,4 +149,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 
 import numpy as np
 
 from tiengow.agents.base import make_agent
+from tiengow.agents.infra import INT64_MAX, int_option, list_option, run_for_people
 from tiengow.agents.pimc import SearchAgent
 from tiengow_env.game import Game
 
@@ -27,8 +29,10 @@ def stability(bots: list[str], hands: int, seed: int, driver: str = "search") ->
     """{"decisions": n, "self": {bot: share}, "pairs": {"a vs b": share}} over ``hands`` hands."""
     if not bots:
         raise ValueError("stability: give at least one search bot, such as --bots champion,search")
-    if seed < 0:
-        raise ValueError(f"stability: the seed is a game seed, an integer >= 0; got {seed}")
+    if len(set(bots)) < len(bots):
+        raise ValueError(f"stability: each bot once (a repeat would be merged); got {bots}")
+    if not 0 <= seed <= INT64_MAX - hands:
+        raise ValueError(f"stability: the seed is a game seed, an integer from 0 to 2^63 - 1 - hands; got {seed}")
     agents = [make_agent(spec, "standard", seed) for spec in bots]
     for spec, agent in zip(bots, agents):
         if not isinstance(agent, SearchAgent):
@@ -62,20 +66,23 @@ def stability(bots: list[str], hands: int, seed: int, driver: str = "search") ->
                       for i, j in itertools.combinations(range(len(bots)), 2)}}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.stability", description=__doc__.split("\n")[0])
-    parser.add_argument("--bots", default="champion,search", help="comma-separated search bot specs")
-    parser.add_argument("--hands", type=int, default=25)
-    parser.add_argument("--seed", type=int, default=900000, help="game seed of the first hand")
-    parser.add_argument("--driver", default="search", help="the bot that plays the hands")
+def main(argv: list[str] | None = None) -> int:
+    prog = "python -m tiengow.benchmarks.stability"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    parser.add_argument("--bots", type=list_option(example="champion,search"), default=["champion", "search"],
+                        help="comma-separated search bot specs, each once (default champion,search)")
+    parser.add_argument("--hands", type=int_option(1), default=25, help="hands (default 25)")
+    parser.add_argument("--seed", type=int_option(0), default=900000,
+                        help="game seed of the first hand (default 900000)")
+    parser.add_argument("--driver", default="search", help="the bot that plays the hands (default search)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if args.hands < 1:
-        parser.error(f"--hands must be at least 1, got {args.hands}")
-    try:
-        result = stability([b for b in args.bots.split(",") if b], args.hands, args.seed, args.driver)
-    except ValueError as err:
-        parser.exit(2, f"error: {err}\n")
+    return run_for_people(prog, lambda: report(args))
+
+
+def report(args: argparse.Namespace) -> None:
+    """Measure and print (``main``'s body)."""
+    result = stability(args.bots, args.hands, args.seed, args.driver)
     if args.json:
         print(json.dumps(result))
         return
@@ -88,4 +95,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

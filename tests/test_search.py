@@ -779,12 +779,31 @@ def test_stability_refuses_what_does_not_search(capsys):
         stability(["search", "expert"], hands=1, seed=0)
     with pytest.raises(ValueError, match="at least one search bot"):
         stability([], hands=1, seed=0)
-    with pytest.raises(ValueError, match="an integer >= 0; got -5"):
+    with pytest.raises(ValueError, match="an integer from 0 to 2\\^63 - 1 - hands; got -5"):
         stability(["pimc:4"], hands=1, seed=-5)
-    with pytest.raises(SystemExit) as stop:
-        main(["--bots", "greedy"])
-    assert stop.value.code == 2
-    assert "'greedy' is not a search bot" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="each bot once"):
+        stability(["pimc:4", "pimc:4"], hands=1, seed=0)
+    assert main(["--bots", "greedy"]) == 2
+    assert "stability: error: stability: 'greedy' is not a search bot" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # argparse's own refusal, naming the option
+        main(["--bots", "search,search"])
+    assert stop.value.code == 2 and "argument --bots: lists each item once" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["oracle", "stability"])
+def test_the_module_commands_end_in_one_line_like_tiengow(module, monkeypatch, capsys):
+    """Ctrl-C and a bug of ours once showed a traceback here; now as in ``tiengow eval``."""
+    import importlib
+    bench = importlib.import_module(f"tiengow.benchmarks.{module}")
+    for error, code, line in ((KeyboardInterrupt(), 130, f"python -m tiengow.benchmarks.{module}: interrupted"),
+                              (RuntimeError("boom"), 70, "internal error: RuntimeError: boom (a bug in tiengow")):
+        def fail(*args, error=error, **kwargs):
+            raise error
+        monkeypatch.setattr(bench, "report", fail)
+        monkeypatch.delenv("TIENGOW_DEBUG", raising=False)
+        assert bench.main(["--bots", "pimc:1"]) == code
+        err = capsys.readouterr().err
+        assert line in err and "Traceback" not in err
 
 
 # ============================================================================ the oracle (value of information)
@@ -812,9 +831,17 @@ def test_the_oracle_measure_pools_seeds_over_workers_and_refuses_bad_input(capsy
         measure(["search", "nobot"], hands=1, seeds=[1])
     with pytest.raises(ValueError, match="got hands=0"):
         measure(["search"], hands=0, seeds=[1])
-    for argv, message in ((["--seeds", "1,x"], "--seeds takes integers"), (["--bots", "nobot"], "unknown agent")):
+    with pytest.raises(ValueError, match="each bot and each seed once"):
+        measure(["pimc:1", "pimc:1"], hands=1, seeds=[1])
+    for argv, message in ((["--seeds", "1,x"], "argument --seeds: must be an integer >= 0, got 'x'"),
+                          (["--seeds", "1,,2"], "argument --seeds: takes items separated by single commas"),
+                          (["--seeds", "1,1"], "argument --seeds: lists each item once; '1' is given twice"),
+                          (["--seeds", "9223372036854775808"], "at most 2^63 - 1"),
+                          (["--bots", "search,search"], "argument --bots: lists each item once")):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert main(["--bots", "nobot"]) == 2
+    assert "oracle: error: unknown agent 'nobot'" in capsys.readouterr().err
     main(["--bots", "pimc:1", "--hands", "1", "--seeds", "5,6", "--json"])
     assert json.loads(capsys.readouterr().out)["regret"] == {"pimc:1": one["regret"]["pimc:1"]}

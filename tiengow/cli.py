@@ -540,54 +540,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Packages that only some commands need, and the pyproject extra that installs each.
-OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
-                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
 # Commands that never run the compiled core (no "compiling" notice for them).
 NO_CORE = {"rules", "agents"}
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tiengow.agents.infra import run_for_people
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help, --version, or a bad option (already explained on stderr)
         return int(done.code or 0)
-    try:
+
+    def work() -> int:
         if args.command not in NO_CORE:
             _say_if_compiling()
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return handler(args)
-    except (UsageError, ValueError) as err:  # our ValueErrors are written for people
-        print(f"tiengow: error: {err}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it
-        from tiengow.agents.infra import install_hint
-        extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0])
-        if extra is None:
-            raise
-        print(f"tiengow: error: this command needs {err.name}, which is not installed; {install_hint(extra)}",
-              file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("tiengow: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # The reader of our output went away (``tiengow replay F | head``): stop quietly. Standard
-        # output now points at nothing, so that the interpreter's final flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141  # 128 + SIGPIPE, what a shell reports for a program that the signal ended
-    except OSError as err:  # the disk or the system refused (full, read-only, gone) after the checks passed
-        where = f" ({err.filename})" if err.filename else ""
-        print(f"tiengow: error: {err.strerror or err}{where}", file=sys.stderr)
-        return 1
-    except Exception as err:  # a bug of ours: one line, and the traceback only on request
-        if os.environ.get("TIENGOW_DEBUG"):
-            raise
-        print(f"tiengow: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
-              "(a bug in tiengow; TIENGOW_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 70  # EX_SOFTWARE
+
+    return run_for_people("tiengow", work, people=(UsageError,))
 
 
 def _say_if_compiling() -> None:
