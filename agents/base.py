@@ -47,6 +47,7 @@ from importlib import metadata
 
 import numpy as np
 
+from tiengow_env.checks import legal_list
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
@@ -185,18 +186,19 @@ class PluginAgent(Agent):
         super().reset(seed)
         try:
             self.bot.reset(seed)
-        except Exception as err:
+        except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
             raise ValueError(f"agent {self.name}: reset({seed}) raised {_brief(err)}") from None
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         try:
             action = self.bot.act(observation, mask, game=None if game is None else game.clone())
-        except Exception as err:
+        except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
             raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from None
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
                 or not 0 <= action < len(mask) or not mask[action]:
-            legal = ", ".join(str(int(a)) for a in np.flatnonzero(mask))
-            raise ValueError(f"agent {self.name} chose {action!r}, which is not a legal action here; legal: {legal}")
+            legal = legal_list(np.flatnonzero(mask), None if game is None else game.action_name)
+            raise ValueError(f"agent {self.name} chose {repr(action)[:40]}, which is not a legal action here; "
+                             f"legal: {legal}")
         return int(action)
 
 
@@ -231,7 +233,7 @@ def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
                              f"{err.name!r} to import (searched sys.path and {os.getcwd()}); tiengow agents "
                              "lists the agents") from None
         raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
         raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
     factory = module
     for part in attribute.split("."):
@@ -245,7 +247,7 @@ def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
 def _load_entry_point(spec: str, entry: metadata.EntryPoint) -> Callable:
     try:
         return entry.load()
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
         raise ValueError(f"agent {spec}: loading the entry point {entry.value} raised {_brief(err)}") from None
 
 
@@ -255,7 +257,7 @@ def _call_factory(spec: str, factory: Callable, rules: RuleSet, seed: int) -> ob
                          "must return the bot")
     try:
         return factory(rules, seed)
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
         raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from None
 
 

@@ -140,12 +140,20 @@ BROKEN = [
      "        return 0\n\n\ndef make(rules, seed):\n    return Bot()\n",
      r"returned 'Bot', which has no reset\(seed\) method"),
     ("illegal_action", "pl_illegal:make", LOWEST.replace("int(mask.nonzero()[0][0])", "len(mask) - 1"),
-     r"agent pl_illegal:make chose 83, which is not a legal action here; legal: \d+(, \d+)*$"),
+     r"agent pl_illegal:make chose 83, which is not a legal action here; legal: \d+ \(\w+ [^)]*\)"
+     r"(, \d+ \(\w+ [^)]*\))*$"),
     ("not_an_int", "pl_float:make", LOWEST.replace("int(mask.nonzero()[0][0])", "float(mask.nonzero()[0][0])"),
      r"agent pl_float:make chose \d+\.0, which is not a legal action here"),
     ("act_raises", "pl_actraises:make", LOWEST.replace("int(mask.nonzero()[0][0])", "1 // 0"),
      r"agent pl_actraises:make: act raised ZeroDivisionError: integer division or modulo by zero "
      r"\(pl_actraises\.py:\d+\)"),
+    # sys.exit in plugin code once ended the whole run silently, with its status
+    ("act_exits", "pl_actexits:make", LOWEST.replace("int(mask.nonzero()[0][0])", "__import__('sys').exit(0)"),
+     r"agent pl_actexits:make: act raised SystemExit: 0 \(pl_actexits\.py:\d+\)"),
+    ("factory_exits", "pl_factoryexits:make", "import sys\n\n\ndef make(rules, seed):\n    sys.exit(3)\n",
+     r"agent pl_factoryexits:make: the factory raised SystemExit: 3 \(pl_factoryexits\.py:5\)"),
+    ("import_exits", "pl_importexits:make", "import sys\nsys.exit('bye')\n",
+     r"agent pl_importexits:make: importing pl_importexits raised SystemExit: bye \(pl_importexits\.py:2\)"),
     ("no_factory_name", "pl_lowest2:", LOWEST, r"agent 'pl_lowest2:': expected MODULE:FACTORY, such as mybots:make"),
     ("not_a_module_path", "my-bots:make", None, r"unknown agent 'my-bots:make'; agents are: .*greedy.*, "
      r"or MODULE:FACTORY for your own"),

@@ -33,10 +33,10 @@ def short_repr(value: object, limit: int = 80) -> str:
 MAX_LISTED_ACTIONS = 40  # an illegal-action message names at most this many legal actions
 
 
-def legal_list(legal: Sequence[int] | np.ndarray, name: Callable[[int], str]) -> str:
-    """The legal action ids with ``name(id)`` each, for an error message: the first
-    ``MAX_LISTED_ACTIONS`` and how many more (a lead can have over a hundred)."""
-    shown = ", ".join(f"{a} ({name(int(a))})" for a in legal[:MAX_LISTED_ACTIONS])
+def legal_list(legal: Sequence[int] | np.ndarray, name: Callable[[int], str] | None) -> str:
+    """The legal action ids, with ``name(id)`` each unless ``name`` is None, for an error
+    message: the first ``MAX_LISTED_ACTIONS`` and how many more (a lead can have over a hundred)."""
+    shown = ", ".join(f"{a} ({name(int(a))})" if name else str(int(a)) for a in legal[:MAX_LISTED_ACTIONS])
     more = len(legal) - MAX_LISTED_ACTIONS
     return shown + (f", and {more} more (legal_actions() lists them all)" if more > 0 else "")
 
