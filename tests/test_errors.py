@@ -350,6 +350,14 @@ def test_cli_perft_missing_file(tmp_path, capsys):
     assert "nowhere.json" in _main_one_line_error(capsys, ["perft", str(tmp_path / "nowhere.json"), "--depth", "1"])
 
 
+@pytest.mark.parametrize("command", [["replay"], ["replay", "--check"], ["perft", "--depth", "1"], ["show"]])
+def test_cli_an_empty_records_file_is_said_to_hold_none(command, tmp_path, capsys):
+    # replay and perft printed nothing and exited 0 on it, where show refused it
+    (tmp_path / "empty.jsonl").write_text("\n" * 0)
+    error = _main_one_line_error(capsys, [*command, str(tmp_path / "empty.jsonl")])
+    assert "empty.jsonl holds no records" in error
+
+
 def test_cli_directory_instead_of_file(tmp_path, capsys):
     _main_one_line_error(capsys, ["replay", str(tmp_path)])
 

@@ -375,6 +375,13 @@ def test_a_refused_record_shows_up_to_the_refusal(folder):
     assert data["error"].startswith("action 5 is refused: ") and data["result"] is None
 
 
+def test_an_empty_records_file_is_said_to_hold_none(folder):
+    (folder / "empty.jsonl").write_text("")
+    c = TestClient(create_app(folder), base_url="http://127.0.0.1")
+    response = c.get("/api/replay", params={"path": "empty.jsonl", "index": "1"})
+    assert response.status_code == 422 and response.json()["error"] == "empty.jsonl holds no records"
+
+
 def test_a_league_renders_whatever_fields_it_has(folder):
     c = TestClient(create_app(folder), base_url="http://127.0.0.1")
     view = c.get("/api/league", params={"path": "league.json"}).json()

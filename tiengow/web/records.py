@@ -91,6 +91,8 @@ class RecordsFolder:
         """The frames of record ``index`` (from 1) of a file, for stepping through it."""
         path = self.resolve(name)
         records = load_records(str(path))
+        if not records:
+            raise Refused(f"{name} holds no records", 422)
         if type(index) is not int or not 1 <= index <= len(records):
             raise Refused(f"index must be 1 to {len(records)} for {name}, got {index!r}")
         record = records[index - 1]
