@@ -100,10 +100,14 @@ def connect_ray(address: str):
 
 
 def _check_reachable(address: str) -> None:
-    """Fail fast on a HOST:PORT that nothing answers at (Ray itself retries for minutes)."""
+    """Fail fast on an address that is not HOST:PORT (nor "local", "auto" or ray://...), or a
+    HOST:PORT that nothing answers at (Ray itself retries for minutes)."""
+    if address in ("local", "auto") or address.startswith("ray://"):
+        return  # Ray checks those itself
     host, sep, port = address.rpartition(":")
-    if address == "local" or not sep or "/" in address or not port.isdigit():
-        return  # "auto", "ray://..." and the like: Ray checks those itself
+    if not sep or not host or not port.isdigit() or not 1 <= int(port[:6]) <= 65535:
+        raise ValueError(f"--ray takes the HOST:PORT of a Ray cluster, as `ray start --head` prints it (such as "
+                         f"10.0.0.5:6379), or nothing for a local instance; got {address[:80]!r}")
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as err:
@@ -325,6 +329,9 @@ def rules_option(text: str | None, option: str = "--rules"):
     from tiengow_env.rules import RuleSet, parse_error_text
     if text is None:
         return RuleSet.from_spec("standard")
+    if text.lstrip().startswith("["):
+        raise ValueError(f"{option} takes a preset name, a rules file or a JSON object of switches such as "
+                         f'{{"players": 3}}; got a JSON list, {text[:40]}')
     if not text.lstrip().startswith("{"):
         return RuleSet.from_spec(text)
     try:

@@ -358,6 +358,20 @@ def test_cli_an_empty_records_file_is_said_to_hold_none(command, tmp_path, capsy
     assert "empty.jsonl holds no records" in error
 
 
+@pytest.mark.parametrize("content, says", [("", "it holds nothing (it is empty)"),
+                                           ("# only a comment\n", "it holds nothing (it is empty)"),
+                                           ("- 1\n", "it holds a list value, [1]")])
+def test_cli_a_rules_file_without_a_mapping_says_what_it_holds(content, says, tmp_path, capsys):
+    (tmp_path / "r.yaml").write_text(content)
+    error = _main_one_line_error(capsys, ["eval", "greedy", "--vs", "random", "--rules", str(tmp_path / "r.yaml")])
+    assert "must hold a mapping of switches, such as `players: 3`" in error and says in error
+
+
+def test_cli_a_json_list_of_rules_is_not_called_a_preset(capsys):
+    error = _main_one_line_error(capsys, ["eval", "greedy", "--vs", "random", "--rules", "[]"])
+    assert "--rules takes a preset name, a rules file or a JSON object of switches" in error
+
+
 def test_cli_directory_instead_of_file(tmp_path, capsys):
     _main_one_line_error(capsys, ["replay", str(tmp_path)])
 

@@ -110,3 +110,10 @@ def test_ray_options_are_checked(local_ray, tmp_path, capsys):
     assert done.stderr.strip().splitlines() == [
         "tiengow: error: no Ray cluster answers at 127.0.0.1:1 (Connection refused); start one with "
         "`ray start --head` there, or use --ray alone for a local instance"]
+
+
+@pytest.mark.parametrize("address", ["foo", "1.2.3.4:99999", ":6379", "host:port"])
+def test_a_ray_address_that_is_not_host_port_is_refused_in_words(address):
+    from tiengow.agents.infra import _check_reachable
+    with pytest.raises(ValueError, match=r"--ray takes the HOST:PORT of a Ray cluster, .*; got '"):
+        _check_reachable(address)  # Ray's own "Invalid address format: foo" said not what was expected

@@ -286,7 +286,9 @@ def _load_file(path: str) -> dict:
     except Exception as err:  # every parser has its own error type; all mean a malformed file
         raise ValueError(f"rules file {path!r} is not valid: {parse_error_text(err)}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"rules file {path!r} must hold a mapping of switches, got {type(data).__name__}")
+        got = "nothing (it is empty)" if data is None else f"a {type(data).__name__} value, {short_repr(data)}"
+        raise ValueError(f"rules file {path!r} must hold a mapping of switches, such as `players: 3` (`{{}}` for "
+                         f"the standard game); it holds {got}")
     return data
 
 
