@@ -59,12 +59,20 @@ def play_hand(game: Game, agents: list[Agent], seed: int, clock: np.ndarray | No
     return game
 
 
+_WARMED: set[str] = set()  # the candidates (by name) that have played a hand in this process
+
+
 def play_deals(candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: int, first: int,
                last: int) -> np.ndarray:
     """Deals ``first .. last - 1``, each played once per seat by ``candidate`` against
     ``opponents`` (one per seat). Rows per (deal, seating): candidate chips, columns, last-trick
-    win, chips per seat, then the candidate's decisions and the CPU seconds it spent on them."""
+    win, chips per seat, then the candidate's decisions and the CPU seconds it spent on them.
+    A candidate's first hand in a process is played once untimed before, so that the clock
+    does not count numba compiling (or loading) its kernels: seconds, with a cold cache."""
     players = rules.players
+    if candidate.name not in _WARMED:
+        play_hand(Game(seed=deal_seed(seed, first), rules=rules), [candidate, *opponents[1:]], seed)
+        _WARMED.add(candidate.name)
     rows = np.zeros((last - first, players, 5 + players), dtype=np.float64)
     for d in range(first, last):
         for seat in range(players):

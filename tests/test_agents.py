@@ -91,6 +91,33 @@ def test_eval_times_the_candidate_only():
     assert slow.ms_per_decision > 5 * fast.ms_per_decision
 
 
+def test_the_clock_leaves_out_the_first_hand_in_a_process():
+    """A cold numba cache once made the first run report seconds of compiling as the time a
+    decision takes; a bot that is slow on its first decision only stands for that here."""
+    import time
+
+    from tiengow.agents.arena import play_deals
+    from tiengow.agents.base import Agent
+    from tiengow_env.rules import RuleSet
+
+    class SlowStart(Agent):
+        name = "slow-start (test)"
+        started = False
+
+        def act(self, observation, mask, game=None):
+            if not SlowStart.started:
+                SlowStart.started = True
+                end = time.thread_time() + 0.5
+                while time.thread_time() < end:
+                    pass
+            return int(np.flatnonzero(mask)[0])
+
+    rules = RuleSet.from_spec("standard")
+    rows = play_deals(SlowStart(rules), [make_agent("greedy", rules) for _ in range(4)], rules, 3, 0, 1)
+    decisions, seconds = rows[:, :, -2].sum(), rows[:, :, -1].sum()
+    assert SlowStart.started and decisions > 20 and seconds / decisions < 0.005
+
+
 def test_ci_shrinks_with_more_deals():
     small = evaluate("random", "random", deals=20, seed=1)
     large = evaluate("random", "random", deals=160, seed=1)
