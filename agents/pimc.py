@@ -3,7 +3,7 @@
 Spec grammar (``agents/base.py`` has the overview)::
 
     pimc[:SAMPLES][:KEY=VALUE]...      determinized Monte Carlo, SAMPLES worlds per decision (32)
-    ismcts[:ITERATIONS][:KEY=VALUE]... information-set MCTS, ITERATIONS per decision (1000)
+    ismcts[:ITERATIONS][:KEY=VALUE]... information-set MCTS, ITERATIONS per decision (1000; at most 10^7)
     search[:BUDGET]                    the strongest search-only bot at its default budget (SEARCH below)
 
     KEY=VALUE, any order:
@@ -12,7 +12,8 @@ Spec grammar (``agents/base.py`` has the overview)::
       own_epsilon=E                  the same for the searching seat's own rollout decisions (default: epsilon)
       low_discard=0|1                a random rollout decision that is a discard throws the tile worth least (0)
       greedy_end=T                   pimc: a seat holding at most T tiles makes no random rollout decision (0)
-      endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never)
+      endgame=N                      solve exactly (max-n) once at most N tiles are left in the hands (0: never;
+                                     at most 16, about 4 s a decision with 8 samples)
       beta=B                         pimc: weight worlds by the others' discards, inverse temperature B (0: uniform)
       infer=P                        worlds follow the others' discards: a seat that could beat discards with
                                      probability P (1: no inference; under must_beat_if_able always 0)
