@@ -36,8 +36,8 @@ Spec::
         discard inference of ``pimc`` (1: none),
         V the lookahead's share from 0 to below 1 (0: none), N its worlds (64; at most 10^6), T
         the tiles left when rollouts give way to the exact endgame (0: never; at most 16), A the
-        belief's power (0: none, uniform worlds), P its worlds (256; at most 10^6), PATH a PPO checkpoint written by ``tiengow train ppo``
-        (the shipped ``ppo`` model)
+        belief's power (0: none, uniform worlds), P its worlds (256; at most 10^6), PATH a PPO
+        checkpoint written by ``tiengow train ppo`` (the shipped ``ppo`` model)
 
 ``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
 without the network.

@@ -275,7 +275,7 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
     likelihood of the observed play; this model sees only what went down].
     """
     total = 0.0
-    kept = np.empty(NUM_TYPES, dtype=np.float64)  # -beta v(h) of each face-down tile
+    kept = np.empty(NUM_TYPES, dtype=np.float64)  # -beta v(h) of each tile h the seat still holds
     for s in range(rules[R_PLAYERS]):
         if s == seat or world[S_DOWN + s] == 0:
             continue
