@@ -209,16 +209,15 @@ OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "trai
                    "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
 
 
-def run_for_people(prog: str, work: Callable[[], int | None], people: tuple[type[BaseException], ...] = ()) -> int:
+def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     """The exit status of ``work()``, every error a line on stderr beginning ``PROG: `` and never
-    a traceback: ValueError (and ``people``, other errors written for people) as ``error:`` (2), a
-    missing optional dependency with the pip command that brings it (2), Ctrl-C as
-    ``interrupted`` (130), the reader of our output gone as quiet (141), the system refusing a
-    file as ``error:`` (1), anything else as ``internal error`` (70; the traceback with
-    ``TIENGOW_DEBUG=1``)."""
+    a traceback: ValueError (written for people) as ``error:`` (2), a missing optional
+    dependency with the pip command that brings it (2), Ctrl-C as ``interrupted`` (130), the
+    reader of our output gone as quiet (141), the system refusing a file as ``error:`` (1),
+    anything else as ``internal error`` (70; the traceback with ``TIENGOW_DEBUG=1``)."""
     try:
         return work() or 0
-    except (ValueError, *people) as err:  # our ValueErrors are written for people
+    except ValueError as err:  # our ValueErrors are written for people
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it

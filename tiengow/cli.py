@@ -14,7 +14,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 MAX_DEMO_HANDS = 10_000_000  # their chips are held in memory: 320 MB at the most
 
 
-class UsageError(Exception):
+class UsageError(ValueError):
     """A bad argument or input file: printed as ``tiengow: error: ...`` with exit status 2."""
 
 
@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return handler(args)
 
-    return run_for_people("tiengow", work, people=(UsageError,))
+    return run_for_people("tiengow", work)
 
 
 def _say_if_compiling() -> None:

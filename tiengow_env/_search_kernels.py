@@ -275,32 +275,24 @@ def discard_log_likelihood(world, seat, beta, singles, table, rules):
     likelihood of the observed play; this model sees only what went down].
     """
     total = 0.0
-    kept = np.empty(NUM_TYPES, dtype=np.float64)  # -beta v(h) of each tile h the seat still holds
     for s in range(rules[R_PLAYERS]):
         if s == seat or world[S_DOWN + s] == 0:
             continue
         down = world[S_DOWN + s]
         before = world[S_HAND + s] | down
         unseen = PK.unseen_tiles(world, s, False, rules)
-        count = 0
-        top = -np.inf
+        kept = -np.inf  # log sum_h exp(-beta v(h)), in log space: exp(-beta v) underflows for a large beta
         remaining = K.canonical(world[S_HAND + s])
         while remaining:
             b = K.lowest_bit(remaining)
             remaining &= remaining - 1
-            kept[count] = -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules)
-            top = max(top, kept[count])
-            count += 1
+            kept = np.logaddexp(kept, -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules))
         remaining = K.canonical(down)
-        while remaining:  # log of the probability, in log space: exp(-beta v) may underflow for a large beta
+        while remaining:
             b = K.lowest_bit(remaining)
             remaining &= remaining - 1
             thrown = -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules)
-            shift = max(top, thrown)
-            norm = np.exp(thrown - shift)
-            for i in range(count):
-                norm += np.exp(kept[i] - shift)
-            total += thrown - shift - np.log(norm)
+            total += thrown - np.logaddexp(thrown, kept)
     return total
 
 
