@@ -207,6 +207,15 @@ class CombinationTable:
                 out[sum(parts)] = j
         return out
 
+    def action_name(self, action: int) -> str:
+        """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
+        C = self.num_combos
+        if 0 <= action < C:
+            return "play " + self.combos[action].label
+        if C <= action < C + L.DECLARE_OFFSET:
+            return "discard " + NAMES[action - C]
+        return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
+
     def describe(self, j: int) -> str:
         c = self.combos[j]
         return f"{c.label} ({c.cls}, strength {c.strength})"

@@ -199,12 +199,7 @@ class Game:
 
     def action_name(self, action: int) -> str:
         """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
-        C = self.combos.num_combos
-        if 0 <= action < C:
-            return "play " + self.combos.combos[action].label
-        if C <= action < C + NUM_TYPES:
-            return "discard " + NAMES[action - C]
-        return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
+        return self.combos.action_name(action)
 
     def clone(self) -> Game:
         other = object.__new__(Game)

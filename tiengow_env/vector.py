@@ -40,7 +40,6 @@ from .checks import check_seed, legal_list, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
-from .tiles import NAMES
 
 
 class VectorEnv:
@@ -137,12 +136,7 @@ class VectorEnv:
 
     def action_name(self, action: int) -> str:
         """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
-        C = self.combos.num_combos
-        if 0 <= action < C:
-            return "play " + self.combos.combos[action].label
-        if C <= action < C + L.DECLARE_OFFSET:
-            return "discard " + NAMES[action - C]
-        return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
+        return self.combos.action_name(action)
 
     def _illegal_message(self, env_index: int, action: int) -> str:
         legal = np.flatnonzero(self.action_mask[env_index])
