@@ -37,6 +37,7 @@ how ``tiengow agents`` writes the spec, such as ``pimc[:SAMPLES[,POLICY]]``.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -47,8 +48,10 @@ from importlib import metadata
 
 import numpy as np
 
-from tiengow_env.checks import legal_list
+from tiengow_env.checks import check_seed, legal_list
+from tiengow_env.combos import table_for
 from tiengow_env.game import Game
+from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
 AgentFactory = Callable[[str | None, RuleSet, int], "Agent"]
@@ -65,11 +68,12 @@ class Agent:
 
     def __init__(self, rules: RuleSet, seed: int = 0):
         self.rules = rules
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def reset(self, seed: int) -> None:
-        """Start a new hand; ``seed`` makes any randomness of the agent reproducible."""
-        self.rng = np.random.default_rng(seed)
+        """Start a new hand; ``seed`` (a non-negative integer) makes any randomness of the agent
+        reproducible."""
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         raise NotImplementedError
@@ -85,6 +89,29 @@ class Agent:
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per row of ``(N, D)`` observations and ``(N, A)`` masks."""
         return np.array([self.act(o, m) for o, m in zip(observations, masks)], dtype=np.int64)
+
+    def check_batch(self, observations: object, masks: object) -> tuple[np.ndarray, np.ndarray]:
+        """``(N, D)`` observations and ``(N, A)`` masks of this agent's rules as arrays, once each
+        mask row has a legal action; ValueError saying what was expected otherwise. For agents
+        whose compiled or matrix code would read any array it is given."""
+        size, actions = _shapes(self.rules)
+        observations, masks = np.asarray(observations), np.asarray(masks)
+        if observations.ndim != 2 or observations.shape[1] != size or observations.dtype.kind not in "fiu":
+            raise ValueError(f"{self.name}: observations are numbers of shape (N, {size}) under rules "
+                             f"{self.rules.name}, got {observations.dtype} {observations.shape}")
+        if masks.shape != (len(observations), actions) or masks.dtype.kind not in "biu":
+            raise ValueError(f"{self.name}: masks are 0/1 of shape ({len(observations)}, {actions}) under rules "
+                             f"{self.rules.name}, got {masks.dtype} {masks.shape}")
+        empty = np.flatnonzero(~masks.any(axis=1))
+        if len(empty):
+            raise ValueError(f"{self.name}: mask row {empty[0]} has no legal action")
+        return observations, masks
+
+
+@functools.lru_cache(maxsize=32)
+def _shapes(rules: RuleSet) -> tuple[int, int]:
+    """The observation size and the number of actions under ``rules``."""
+    return ObservationLayout(rules.players, rules.hand_size).size, table_for(rules).num_actions
 
 
 # ============================================================================ registry
@@ -125,6 +152,7 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
     """Build an agent from a spec string such as ``expert``, ``pimc:64`` or ``mybots:make``."""
     from . import _builtin  # noqa: F401  (registers the built-in agents)
     rules = RuleSet.from_spec(rules)
+    seed = check_seed(seed)  # before a factory's work (a checkpoint to read)
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     name, sep, argument = spec.partition(":")

@@ -27,7 +27,8 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, observation, mask, game=None) -> int:
-        return int(self.rng.choice(np.flatnonzero(mask)))
+        _, masks = self.check_batch(np.asarray(observation)[None], np.asarray(mask)[None])
+        return int(self.rng.choice(np.flatnonzero(masks[0])))
 
 
 class CompiledPolicyAgent(Agent):
@@ -45,16 +46,18 @@ class CompiledPolicyAgent(Agent):
         self._one = np.empty(1, dtype=np.int64)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game=None) -> int:
-        self.act_into(observation[None], np.asarray(mask)[None], self._one)
+        self.act_into(*self.check_batch(np.asarray(observation)[None], np.asarray(mask)[None]), self._one)
         return int(self._one[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        observations, masks = self.check_batch(observations, masks)
         out = np.empty(len(observations), dtype=np.int64)
         self.act_into(observations, masks, out)
         return out
 
     def act_into(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
-        """One compiled call for a batch: out[i] is the action for row i."""
+        """One compiled call for a batch: out[i] is the action for row i (rows as ``check_batch``
+        passes them: this reads any array it is given)."""
         PK.batch_from_observations(self.policy, observations, masks, self.offsets, self.singles, self.combos.table,
                                    self.combos.rules_array, self._scratch, out)
 

@@ -164,14 +164,14 @@ class PpoAgent(Agent):
         return (self._trunk(observations) @ weight.T + bias)[:, 0] / self.reward_scale
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits = self.logits(observations, masks)
+        logits = self.logits(*self.check_batch(observations, masks))
         if not self.sample:
             return np.argmax(logits, axis=1).astype(np.int64)
         gumbel = -np.log(-np.log(self.rng.random(logits.shape).clip(1e-20, 1.0)))
         return np.argmax(logits + gumbel, axis=1).astype(np.int64)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
-        return int(self.act_batch(observation[None], mask[None])[0])
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(mask)[None])[0])
 
     def explain(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> dict:
         """The policy's probabilities over the legal actions (the softmax of the masked logits)."""

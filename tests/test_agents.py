@@ -161,3 +161,29 @@ def test_cli_eval_json_last_line(tmp_path):
     assert {"candidate", "opponent", "deals", "hands", "chips_per_hand", "ci95"} <= set(line)
     assert line["deals"] == 6 and line["hands"] == 24
     assert np.isclose(sum(line["chips_by_seat"]), 0)
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "ppo"])
+def test_agents_refuse_arrays_they_cannot_read(spec):
+    agent = make_agent(spec)
+    observation, mask = Game(seed=1).observe()
+    assert mask[agent.act(observation, mask)]
+    with pytest.raises(ValueError, match="mask row 0 has no legal action"):
+        agent.act(observation, np.zeros_like(mask))
+    with pytest.raises(ValueError, match=r"observations are numbers of shape \(N, 282\) under rules standard"):
+        agent.act(np.zeros(3), np.ones(2, bool))
+    with pytest.raises(ValueError, match=r"masks are 0/1 of shape \(1, 84\)"):
+        agent.act(observation, mask[:-1])
+    three = Game(seed=1, rules="three_player").observe()
+    with pytest.raises(ValueError, match="observations are numbers"):
+        agent.act(*three)
+    with pytest.raises(ValueError, match="mask row [01] has no legal action"):
+        agent.act_batch(np.stack([observation] * 2), np.stack([mask, np.zeros_like(mask)]))
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "7"])
+def test_agent_seeds_are_checked(seed):
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        make_agent("random", seed=seed)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        make_agent("greedy").reset(seed)

@@ -430,3 +430,87 @@ def test_an_unknown_agent_name_is_a_value_error(agent):
     for call in (env.observe, env.action_space, env.observation_space, env.information_state):
         with pytest.raises(ValueError, match="unknown agent .*; the agents are player_0, player_1"):
             call(agent)
+
+
+# ----------------------------------------------------------------------------- a probe's findings
+def test_vector_env_without_a_seed_deals_each_env_its_own_hands():
+    envs = VectorEnv(8, seed=None)
+    assert len({tuple(row) for row in envs.observation}) > 1
+    assert len({int(a) for a in envs.random_actions()}) > 1 or len(set(envs.to_act.tolist())) > 1
+
+
+@pytest.mark.parametrize("make", [lambda **kw: tiengow_v0.env(**kw), lambda **kw: VectorEnv(1, **kw)],
+                         ids=["aec", "vector"])
+@pytest.mark.parametrize("scale", [10**400, float("nan"), True, "1"])
+def test_reward_scale_must_be_a_finite_number(make, scale):
+    with pytest.raises(ValueError, match="reward_scale must be a finite number"):
+        make(reward_scale=scale)
+
+
+def test_reward_scale_that_would_overflow_the_rewards_is_refused():
+    with pytest.raises(ValueError, match="overflows the float32 rewards; expected at most"):
+        VectorEnv(2, reward_scale=1e300)
+    assert VectorEnv(2, reward_scale=np.float32(0.5)).reward_scale == 0.5
+    with pytest.raises(ValueError, match="illegal_reward .* must be a finite number"):
+        tiengow_v0.env(illegal_reward=-10**400)
+
+
+@pytest.mark.parametrize("rules, hands", [({"trick_bonus_stakes": [10**6, 10**6]}, 1), ("hongkong", 3),
+                                          ({"banker_streak": True, "banker_double": "hand_banker"}, 4)],
+                         ids=["big-stakes", "hongkong", "streak"])
+def test_observations_stay_in_the_space_whatever_the_stakes(rules, hands):
+    env = TienGowEnv(rules=rules, hands=hands)
+    for seed in range(40):
+        observation, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            assert env.observation_space.contains(observation)
+            observation, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert env.observation_space.contains(observation)
+
+
+def test_sampled_action_out_of_range_is_refused_like_any_action():
+    from tiengow_env.gym_env import SampledAction
+    env = TienGowEnv(rules="micro")
+    for action in (SampledAction(60, 0.5), SampledAction(-1, 0.3), TienGowEnv(rules="seed001").action_space.sample()):
+        env.reset(seed=1)
+        before = env.session.state.copy()
+        with pytest.raises(ValueError, match="an action is an integer id 0..39"):
+            env.step(action)
+        assert (env.session.state == before).all()
+    with pytest.raises(ValueError, match=r"draw is a number in \[0, 1\)"):
+        SampledAction(3, 1.5)
+
+
+def test_copy_of_a_game_is_a_game_of_its_own():
+    import copy
+    game = tiengow_env.Game(seed=3)
+    other = copy.copy(game)
+    game.step(game.legal_actions()[0])
+    assert other.history == [] and other.state is not game.state
+
+
+def test_rule_sets_built_by_hand_are_normalised_and_named():
+    from tiengow_env import Game, RuleSet
+    assert Game(rules=RuleSet(trick_bonus_stakes=[2, 4])).rules.name == "standard"
+    deck = RuleSet.from_spec(RuleSet(deck=("1-3", "6-6", "6-6", "6-3", "5-4", "4-2", "3-2", "2-1"),
+                                     one_red_dot="off"))
+    assert "1-3" not in deck.switches()["deck"] and "3-1" in deck.switches()["deck"]
+    assert RuleSet.from_spec(RuleSet(players=3, deck="30_no_supreme")).name == "three_player"
+
+
+def test_rules_from_a_path_and_an_unquoted_off(tmp_path):
+    from pathlib import Path
+
+    from tiengow_env import RuleSet
+    (tmp_path / "r.yaml").write_text("one_red_dot: off\n")
+    with pytest.raises(ValueError, match="quote the word"):
+        RuleSet.from_spec(tmp_path / "r.yaml")
+    (tmp_path / "q.yaml").write_text("one_red_dot: 'off'\n")
+    assert RuleSet.from_spec(Path(tmp_path / "q.yaml")).one_red_dot == "off"
+
+
+@pytest.mark.parametrize("key", [True, 1.0])
+def test_gym_opponents_keys_are_seats(key):
+    with pytest.raises(ValueError, match="is not an opponent's seat"):
+        TienGowEnv(opponents={key: lambda observation, mask: 0})

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import numbers
 import reprlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,9 +48,35 @@ def is_integer(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def check_number(value: object, what: str) -> float:
+    """A finite real number (a Python or numpy int or float, not a bool) as a float; ValueError
+    naming ``what`` otherwise."""
+    try:
+        finite = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+                  and math.isfinite(float(value)))
+    except OverflowError:  # an int beyond the floats
+        finite = False
+    if not finite:
+        raise ValueError(f"{what} must be a finite number, got {type(value).__name__} {short_repr(value)}")
+    return float(value)
+
+
+def check_reward_scale(scale: object, most_chips: int, dtype: type) -> float:
+    """``reward_scale`` as a float, once ``most_chips`` (the most an episode can pay, in chips)
+    times it stays finite in the rewards' ``dtype``; ValueError otherwise."""
+    scale = check_number(scale, "reward_scale")
+    if abs(scale) * most_chips > float(np.finfo(dtype).max):
+        raise ValueError(f"reward_scale {scale:g} times the most an episode can pay ({most_chips:,} chips) "
+                         f"overflows the {np.dtype(dtype).name} rewards; expected at most "
+                         f"{float(np.finfo(dtype).max) / most_chips:.3g}")
+    return scale
+
+
 def check_seed(seed: object) -> int:
-    """A seed as an int: a non-negative integer (not a bool, a float or a string); the core's
-    generator takes it modulo 2^64."""
+    """A seed as an int: a non-negative integer (not a bool, a float or a string), or None for
+    a fresh one from the operating system; the core's generator takes it modulo 2^64."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy) % 2**64
     if not is_integer(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer (or None), got {type(seed).__name__} "
                          f"{short_repr(seed)}")

@@ -79,7 +79,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_reset_options, check_seed, legal_list, short_repr
+from .checks import check_number, check_reset_options, check_reward_scale, check_seed, legal_list, short_repr
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
@@ -102,12 +102,9 @@ class Session:
         self.rules = RuleSet.from_spec(rules)
         if type(hands) is not int or hands < 1:
             raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
-                or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
         self.rules.check_match(hands)  # episode chips stay within int64
+        self.reward_scale = check_reward_scale(reward_scale, hands * self.rules.payment_bound(hands), np.float64)
         self.hands = hands
-        self.reward_scale = float(reward_scale)
         self.combos = table_for(self.rules)
         self.table = self.combos.table
         self.rules_array = self.combos.rules_array
@@ -134,6 +131,14 @@ class Session:
         self.episode_over = True
         self.game = Game(seed=0, rules=self.rules)
         self.game.state = self.state
+
+    def bounds(self, information: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """float32 (low, high) of an observation (or information state) under these rules. The
+        streak has no bound (hands decided at the deal are not counted among the ``hands``), and
+        so neither have the chips under ``banker_streak``; otherwise they are within
+        ``RuleSet.payment_bound``."""
+        most_chips = np.inf if self.rules.banker_streak else self.rules.payment_bound()
+        return self.layout.bounds(most_chips, information=information)
 
     # ----------------------------------------------------------------- episodes
     def reset(self, seed: int | None = None) -> None:
@@ -283,25 +288,21 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {short_repr(render_mode)}")
-        if illegal_reward is not None and (isinstance(illegal_reward, bool)
-                                           or not isinstance(illegal_reward, (int, float))
-                                           or not np.isfinite(illegal_reward)):
-            raise ValueError("illegal_reward must be None (an illegal action raises ValueError) or a finite "
-                             f"number, got {short_repr(illegal_reward)}")
         self.render_mode = render_mode
-        self.illegal_reward = None if illegal_reward is None else float(illegal_reward)
+        self.illegal_reward = None if illegal_reward is None else check_number(
+            illegal_reward, "illegal_reward (or None, for an illegal action to raise ValueError)")
         self.session = Session(rules, hands, reward_scale)
         players = self.session.players
         self.possible_agents = [f"player_{s}" for s in range(players)]
         self.agent_name_mapping = {agent: s for s, agent in enumerate(self.possible_agents)}
-        low, high = self.session.layout.bounds()
+        low, high = self.session.bounds()
         num_actions = self.session.num_actions
         self.observation_spaces = {
             agent: spaces.Dict({"observation": spaces.Box(low, high, dtype=np.float32),
                                 "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8)})
             for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
-        info_low, info_high = self.session.layout.bounds(information=True)
+        info_low, info_high = self.session.bounds(information=True)
         self._information_space = spaces.Box(info_low, info_high, dtype=np.float32)
         self._zero_rewards = dict.fromkeys(self.possible_agents, 0.0)
         self._all_false = dict.fromkeys(self.possible_agents, False)

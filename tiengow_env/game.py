@@ -86,7 +86,7 @@ class Game:
         self.combos: CombinationTable = table_for(self.rules)
         players = self.rules.players
         streak = self.rules.check_streak(streak)  # RULES.md section 8: payments stay within int64
-        seed = check_seed(int(np.random.SeedSequence().entropy) if seed is None else seed)
+        seed = check_seed(seed)
         rng = np.zeros(1, dtype=np.uint64)
         K.seed_rng(rng, np.uint64(seed))
         if hands is None:
@@ -199,7 +199,9 @@ class Game:
 
     def action_name(self, action: int) -> str:
         """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
-        return self.combos.action_name(action)
+        if not is_integer(action):
+            raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, got {short_repr(action)}")
+        return self.combos.action_name(int(action))
 
     def clone(self) -> Game:
         other = object.__new__(Game)
@@ -211,6 +213,8 @@ class Game:
         other.forced = list(self.forced)
         other.history = list(self.history)
         return other
+
+    __copy__ = clone  # copy.copy(game) is a game of its own too, not a view of this one
 
     # ----------------------------------------------------------------- acting
     def step(self, action: int) -> None:

@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .checks import check_reset_options, check_seed, short_repr
+from .checks import check_reset_options, check_seed, is_integer, short_repr
 from .env import RENDER_MODES, Session
 from .layout import ENV_ILLEGAL
 
@@ -53,16 +53,19 @@ class SampledAction(int):
     """
 
     def __new__(cls, value: int, draw: float) -> SampledAction:
+        if not (isinstance(draw, (float, int)) and not isinstance(draw, bool) and 0 <= draw < 1):
+            raise ValueError(f"a SampledAction's draw is a number in [0, 1), got {short_repr(draw)}")
         action = super().__new__(cls, value)
-        action.draw = draw
+        action.draw = float(draw)
         return action
 
     def __getnewargs__(self) -> tuple[int, float]:  # copy and pickle
         return int(self), self.draw
 
     def resolve(self, mask: np.ndarray) -> int:
-        """The id this sample stands for at the decision whose legal mask is ``mask``."""
-        if mask[int(self)]:
+        """The id this sample stands for at the decision whose legal mask is ``mask`` (its own
+        id, if that is legal or not an action id at all: the step refuses it then)."""
+        if not 0 <= int(self) < len(mask) or mask[int(self)]:
             return int(self)
         legal = np.flatnonzero(mask)
         return int(legal[int(self.draw * len(legal))]) if len(legal) else int(self)
@@ -104,7 +107,7 @@ class TienGowEnv(gym.Env):
             raise ValueError(f"seat must be a seat 0..{players - 1}, got {short_repr(seat)}")
         self.seat = seat
         self.opponents = self._opponent_policies(opponents)
-        low, high = self.session.layout.bounds()
+        low, high = self.session.bounds()
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self._obs = np.zeros(self.session.observation_size, dtype=np.float32)
         self._mask = np.zeros(self.session.num_actions, dtype=np.int8)
@@ -124,7 +127,7 @@ class TienGowEnv(gym.Env):
             return dict.fromkeys(others, opponents)
         if isinstance(opponents, Mapping):
             chosen = dict(opponents)
-            unknown = [s for s in chosen if s not in others]
+            unknown = [s for s in chosen if not is_integer(s) or s not in others]  # True == 1 == 1.0: refused
             if unknown:
                 raise ValueError(f"opponents: {short_repr(unknown[0])} is not an opponent's seat; the keys are "
                                  f"the seats {', '.join(map(str, others))}")

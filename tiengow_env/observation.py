@@ -75,8 +75,6 @@ from .tiles import NUM_TYPES
  O_DEALT, O_TRICK_LEADER, O_TRICK_UP, O_TRICK_DOWN, O_TRICK_COUNT, O_INFO_TOTAL) = range(26)
 NUM_OFFSETS = 26
 
-CHIPS_BOUND = 1e6  # the chips and streak views are unbounded in principle; Box needs a finite bound
-
 # The history that the information state needs and the state array does not keep: per trick
 # and per seat, the tiles put up and down (``_kernels.record_tricks`` fills it from each step's
 # report; its layout, HISTORY_LEN entries, is in layout.py).
@@ -103,8 +101,8 @@ class ObservationLayout:
             ("best_seat", (P,), 0, 1), ("leader", (P,), 0, 1), ("to_act", (P,), 0, 1),
             ("size", (4,), 0, 1), ("acted", (1,), 0, P), ("owed", (1,), 0, 4), ("phase", (4,), 0, 1),
             ("columns", (P,), 0, H), ("tiles_left", (P,), 0, H), ("banker", (P,), 0, 1),
-            ("trick", (MAX_TRICKS + 1,), 0, 1), ("chips", (P,), -CHIPS_BOUND, CHIPS_BOUND),
-            ("doomed", (1,), 0, 1), ("streak", (1,), 0, CHIPS_BOUND),
+            ("trick", (MAX_TRICKS + 1,), 0, 1), ("chips", (P,), -np.inf, np.inf),
+            ("doomed", (1,), 0, 1), ("streak", (1,), 0, np.inf),  # bounded by the rules, if at all: bounds()
         ]
 
     def information_views(self) -> list[tuple[str, tuple[int, ...], float, float]]:
@@ -140,11 +138,16 @@ class ObservationLayout:
     def information_size(self) -> int:
         return int(self.offsets[O_INFO_TOTAL])
 
-    def bounds(self, information: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """float32 (low, high) arrays for a Box space."""
+    def bounds(self, most_chips: float = np.inf, most_streak: float = np.inf,
+               information: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """float32 (low, high) arrays for a Box space: the chips view within +-``most_chips`` and
+        the streak at most ``most_streak`` (``RuleSet.payment_bound`` and the hands of an
+        episode give them; open without them)."""
         views = self.information_views() if information else self.observation_views()
-        low = np.concatenate([np.full(int(np.prod(s)), lo, dtype=np.float32) for _, s, lo, _ in views])
-        high = np.concatenate([np.full(int(np.prod(s)), hi, dtype=np.float32) for _, s, _, hi in views])
+        given = {"chips": (-most_chips, most_chips), "streak": (0, most_streak)}
+        limits = [given.get(name, (lo, hi)) + (int(np.prod(shape)),) for name, shape, lo, hi in views]
+        low = np.concatenate([np.full(n, lo, dtype=np.float32) for lo, _, n in limits])
+        high = np.concatenate([np.full(n, hi, dtype=np.float32) for _, hi, n in limits])
         return low, high
 
     @functools.cached_property
@@ -173,4 +176,4 @@ class ObservationLayout:
         return {name: vector[..., part].reshape(lead + shape) for name, part, shape in self._slices[information]}
 
 
-__all__ = ["ObservationLayout", "new_history", "HISTORY_LEN", "CHIPS_BOUND"]
+__all__ = ["ObservationLayout", "new_history", "HISTORY_LEN"]

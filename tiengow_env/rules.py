@@ -150,6 +150,8 @@ class RuleSet:
         """Rules from a preset name, a dict, a YAML/TOML path, or a RuleSet (see module doc)."""
         if isinstance(spec, RuleSet):
             return spec.checked  # a RuleSet built by hand is checked too (once)
+        if isinstance(spec, os.PathLike):
+            spec = os.fspath(spec)
         if spec is None:
             raise ValueError("rules may not be null: give a preset name (such as 'standard'), "
                              "a dict of switches or a file path")
@@ -190,13 +192,15 @@ class RuleSet:
 
     @functools.cached_property
     def checked(self) -> RuleSet:
-        """This RuleSet, once every switch has an allowed value and ``validate()`` passes
-        (ValueError otherwise)."""
-        for f in dataclasses.fields(self):
-            if f.name != "name":
-                _check_value(f.name, getattr(self, f.name))
-        self.validate()
-        return self
+        """This RuleSet with every switch checked and written as a preset writes it (tuples, tile
+        names high-low), once ``validate()`` passes (ValueError otherwise); named after the
+        preset it equals, if it was built by hand (``custom``)."""
+        values = {f.name: _check_value(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
+                  if f.name != "name"}
+        rules = dataclasses.replace(self, **values)
+        rules.validate()
+        same = [name for name, known in PRESETS.items() if known == rules]
+        return dataclasses.replace(rules, name=same[0]) if same and rules.name == "custom" else rules
 
     def validate(self) -> None:
         """Refuse combinations of switches that RULES.md does not allow."""
@@ -251,8 +255,10 @@ def _check_value(key: str, value: object) -> object:
     allowed = CHOICES[key]
     # bool is a subclass of int: compare types too, so that `players: true` is refused.
     if not any(type(value) is type(a) and value == a for a in allowed):
+        quote = (f" (YAML reads an unquoted {'on' if value else 'off'} or {str(value).lower()} as a boolean: "
+                 "quote the word)" if isinstance(value, bool) and {"on", "off"} & set(allowed) else "")
         raise ValueError(f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, "
-                         f"got {short_repr(value)}")
+                         f"got {short_repr(value)}{quote}")
     return value
 
 

@@ -20,10 +20,11 @@ writes the next observation and mask straight into preallocated arrays:
 ``step`` returns these arrays themselves, not copies: the next step overwrites them.
 
 Actions, observations, rewards and episodes are the AEC env's (``env.py``). Env i's
-generator is seeded with ``seed + i`` exactly as ``Game(seed=seed + i)`` seeds it, and each
-auto-reset continues it (deal, then dice): env i's k-th episode is the AEC env's after
-``reset(seed=seed + i)`` and k - 1 plain resets. An action that is not legal raises
-``ValueError`` naming the env index and the action, and then no env has moved.
+generator is seeded with ``seed + i`` (``seed=None``: a fresh seed from the OS) exactly as
+``Game(seed=seed + i)`` seeds it, and each auto-reset continues it (deal, then dice): env i's
+k-th episode is the AEC env's after ``reset(seed=seed + i)`` and k - 1 plain resets. An action
+that is not legal raises ``ValueError`` naming the env index and the action, and then no env
+has moved.
 
 ``random_actions()`` draws a uniformly random legal action per env in compiled code, from
 per-env generators seeded (by numpy) from ``seed`` and kept apart from the deals.
@@ -36,7 +37,7 @@ import numpy as np
 
 from . import _kernels as K
 from . import layout as L
-from .checks import check_seed, legal_list, short_repr
+from .checks import check_reward_scale, check_seed, legal_list, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -45,21 +46,19 @@ from .rules import RuleSet
 class VectorEnv:
     """N Tien Gow environments in one compiled loop, with auto-reset (module docstring)."""
 
-    def __init__(self, num_envs: int, rules: Any = "standard", seed: int = 0, hands: int = 1,
+    def __init__(self, num_envs: int, rules: Any = "standard", seed: int | None = 0, hands: int = 1,
                  reward_scale: float = 1.0):
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {short_repr(num_envs)}")
         if type(hands) is not int or hands < 1:
             raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) \
-                or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {short_repr(reward_scale)}")
+        seed = check_seed(seed)
         self.rules = RuleSet.from_spec(rules)
         self.rules.check_match(hands)  # episode chips stay within int64
+        self.reward_scale = check_reward_scale(reward_scale, hands * self.rules.payment_bound(hands), np.float32)
         self.combos = table_for(self.rules)
         self.num_envs = num_envs
         self.hands = hands
-        self.reward_scale = float(reward_scale)
         self.players = self.rules.players
         self.num_actions = self.combos.num_actions
         self.layout = ObservationLayout(self.players, self.rules.hand_size)
