@@ -209,9 +209,10 @@ def make_pimc(argument: str | None, rules: RuleSet, seed: int) -> PimcAgent:
     """``pimc[:SAMPLES][:KEY=VALUE]...`` (module docstring), or the old ``pimc:SAMPLES,POLICY``."""
     if argument and "," in argument:
         samples, _, policy = argument.partition(",")
-        if not samples.isdigit() or int(samples) < 1 or policy not in POLICIES:
-            raise ValueError(f"pimc:SAMPLES,POLICY takes a positive number and one of {', '.join(POLICIES)}; "
-                             f"got pimc:{argument}")
+        digits = samples.lstrip("0") if samples.isascii() and samples.isdigit() else ""
+        if not digits or len(digits) > len(str(MAX_COUNT)) or int(digits) > MAX_COUNT or policy not in POLICIES:
+            raise ValueError(f"pimc:SAMPLES,POLICY takes a number from 1 to {MAX_COUNT:,} and one of "
+                             f"{', '.join(POLICIES)}; got pimc:{argument[:80]}")
         return PimcAgent(rules, seed, samples=int(samples), policy=policy)
     count, options = parse_options("pimc", argument, "samples",
                                    {"rollout": str, "epsilon": float, "own_epsilon": float, "endgame": int,

@@ -188,21 +188,23 @@ def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndar
     return (dict(data["config"]),) + policy_layers(data, path)
 
 
+def ppo_argument(argument: str | None) -> tuple[str | None, bool]:
+    """(the checkpoint's path, or None for the shipped model; whether to sample) of a ``ppo``
+    spec's argument: ``PATH``, ``PATH,sample``, ``sample`` or ``,sample``."""
+    if argument == "sample":
+        return None, True
+    path, sample = (argument[:-len(",sample")], True) if (argument or "").endswith(",sample") else (argument, False)
+    return path or None, sample
+
+
 def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAgent:
     """Factory for the registry: ``ppo`` (the shipped model), ``ppo:path/to/checkpoint.pt``, and
     ``ppo:path,sample`` (or ``ppo:sample``) to sample the policy rather than play its argmax."""
-    path, sample = None, False
-    if argument:
-        head, _, tail = argument.rpartition(",")
-        if tail == "sample":
-            sample, argument = True, head
-        elif argument == "sample":
-            sample, argument = True, ""
-        path = argument or None
-    path = str(DEFAULT_POLICY) if path is None else path
+    given, sample = ppo_argument(argument)
+    path = str(DEFAULT_POLICY) if given is None else given
     if not os.path.exists(path):
         raise ValueError(f"PPO checkpoint {path} does not exist; expected a .pt written by tiengow train ppo"
-                         + ("" if argument else " (the shipped model is missing: reinstall, or give ppo:PATH)"))
+                         + ("" if given else " (the shipped model is missing: reinstall, or give ppo:PATH)"))
     config, scale, layers, value = _load(os.path.abspath(path), os.path.getmtime(path))
     rules = RuleSet.from_spec(rules)
     trained = RuleSet.from_spec(config["rules"])

@@ -93,9 +93,12 @@ def test_a_hand_the_disk_will_not_save_still_counts_and_says_why(client, tmp_pat
 @pytest.mark.parametrize("path, body, status, words", [
     ("/api/move", {"option": 99}, 400, "there is no move 99"),
     ("/api/move", {"option": "1"}, 400, "there is no move"),
-    ("/api/move", {"play": ["6-6", "x"]}, 400, "not tiles"),
+    ("/api/move", {"play": ["6-6", "x"]}, 400, "'x' is not a tile: write tiles as a-b"),
     ("/api/move", {"play": "6-6"}, 400, "list of 1 to 8 tile names"),
     ("/api/move", {"play": ["7-7"]}, 400, "'7-7' is not a tile: write tiles as a-b, such as 6-6 or 5-1."),
+    ("/api/move", {"play": ["-"]}, 400, "'-' is not a tile: write tiles as a-b"),
+    ("/api/move", {"option": 0, "version": 99}, 409, "the game has moved on to view"),
+    ("/api/move", {"option": 0, "version": "1"}, 400, "version is the whole number of the view"),
     ("/api/move", {"discard": ["6-6"]}, 400, "lead"),
     ("/api/move", {"declare": True}, 400, "no One Red Dot"),
     ("/api/move", {"fly": 1}, 400, "unknown move"),
@@ -131,17 +134,17 @@ def test_malformed_bodies_are_refused_before_anything_is_read(client, content, h
 
 
 def test_out_of_turn_moves_are_refused(client):
-    match = play_out(client, new_match(client, seed=5), random.Random(2))
+    match = play_out(client, new_match(client, seed=5, hands=2), random.Random(2))
     before = state(client)
     response = client.post("/api/move", json={"option": 0})
-    assert response.status_code == 409 and "the hand is over" in response.json()["error"]
+    assert response.status_code == 409 and "the hand is over: start the next hand" in response.json()["error"]
     assert state(client) == before
     client.post("/api/new", json={"mode": "watch", "bots": "random", "hands": 1, "seed": 1})
     before = state(client)
     response = client.post("/api/move", json={"option": 0})
     assert response.status_code == 409 and "bots only" in response.json()["error"]
     assert state(client) == before
-    assert match["match_over"]
+    assert not match["match_over"]
 
 
 def test_without_a_match_every_move_is_refused(client):
@@ -206,6 +209,9 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     ({"bots": "pimc:8:endgame=32"}, "endgame is a whole number of tiles from 0 to 16"),
     ({"bots": "champion:16:value=0.5:worlds=5000"}, "asks for worlds 5000"),
     ({"bots": "pimc:abc"}, "seat 1: pimc takes a number of samples from 1 to"),
+    ({"bots": "ppo:sample,sample"}, "names a file"),  # the file 'sample', sampled: never opened
+    ({"bots": "pimc:" + "9" * 5000 + ",greedy"}, "pimc:SAMPLES,POLICY takes a number from 1 to"),
+    ({"bots": "pimc:\u00b2,greedy"}, "pimc:SAMPLES,POLICY takes a number from 1 to"),
     ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
     ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
     ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),
@@ -402,10 +408,78 @@ def test_a_league_renders_whatever_fields_it_has(folder):
     ([1, 2], "expected a JSON object"), ({"agents": ["a"]}, "'agents' must be a list of 2"),
     ({"agents": ["a", "a"], "cross_table": {}}, "different agent names"),
     ({"agents": ["a", "b"], "cross_table": [1]}, "'cross_table' must be an object"),
+    ({"agents": ["a", "b"], "cross_table": {}, "matches": 5}, "'matches' must be a list"),
 ])
 def test_a_file_that_is_not_a_league_is_refused(client, data, words):
     response = client.post("/api/league", json=data)
     assert response.status_code == 422 and words in response.json()["error"]
+
+
+def test_a_league_with_odd_values_renders_them(client):
+    big = {"agents": ["a", "b"], "cross_table": {"a": {"b": 10**400}}, "matches": [{"candidate": "a",
+           "opponent": "b", "ci95": [10**400, 1]}], "info": [10**400], "note": "\ud800"}
+    response = client.post("/api/league", content=json.dumps(big), headers={"Content-Type": "application/json"})
+    assert response.status_code == 200, response.text
+    view = response.json()
+    assert view["matrix"][0][1] is None and view["ci"][0][1] is None and view["info"]["note"] == "\ud800"
+
+
+def test_text_that_utf8_cannot_encode_is_echoed_as_json_escapes(client):
+    body = json.dumps({"mode": "play", "bots": "pimc:\ud800"})  # a lone surrogate, as JSON may escape it
+    response = client.post("/api/new", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and "pimc takes a number of samples" in response.json()["error"]
+    assert "\ud800" in response.json()["error"]
+
+
+def test_one_odd_file_leaves_the_rest_of_the_listing(folder):
+    (folder / "bad").mkdir()
+    (folder / "bad" / "agents.json").write_text('{"cross_table": {}, "agents": 5}')
+    (folder / "bad" / "matches.json").write_text('{"cross_table": {}, "agents": ["a", "b"], "matches": true}')
+    with open(bytes(folder / "bad") + b"/\xffname.json", "w") as f:
+        f.write('{"hands": []}')
+    client = TestClient(create_app(folder), base_url="http://127.0.0.1")
+    listing = client.get("/api/records")
+    assert listing.status_code == 200, listing.text
+    paths = {f["path"] for f in listing.json()["files"]}
+    assert {"m1/hand-001.json", "league.json", "bad/agents.json"} <= paths and not any("name" in p for p in paths)
+    refused = client.get("/api/league", params={"path": "bad/matches.json"})
+    assert refused.status_code == 422 and "'matches' must be a list" in refused.json()["error"]
+
+
+def test_a_move_sent_twice_is_applied_once(client):
+    match = new_match(client, seed=3)
+    first = client.post("/api/move", json={"option": 0, "version": match["version"]})
+    assert first.status_code == 200 and state(client) == first.json()
+    again = client.post("/api/move", json={"option": 0, "version": match["version"]})
+    assert again.status_code == 409 and "moved on" in again.json()["error"]
+    assert state(client) == first.json()
+
+
+def test_a_match_that_is_over_says_so(client):
+    match = play_out(client, new_match(client, seed=5), random.Random(2))
+    assert match["match_over"]
+    for path, body in (("/api/move", {"option": 0}), ("/api/next", {})):
+        response = client.post(path, json=body)
+        assert response.status_code == 409 and "the match is over after 1 hand: start a new match" in \
+            response.json()["error"]
+
+
+def test_an_internal_error_is_one_line_on_the_console(tmp_path, capsys, monkeypatch):
+    import tiengow.web.app as web_app
+    monkeypatch.setattr(web_app, "league_view", lambda data: 1 / 0)
+    client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    response = client.post("/api/league", json={})
+    assert response.status_code == 500 and "ZeroDivisionError" in response.json()["error"]
+    err = capsys.readouterr().err
+    assert "tiengow serve: internal error on POST /api/league: ZeroDivisionError" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name, loopback", [("127.0.0.1", True), ("127.0.0.2", True), ("LOCALHOST", True),
+                                            ("::1", True), ("::ffff:127.0.0.1", True), ("10.0.0.1", False),
+                                            ("evil.example", False), ("0.0.0.0", False)])
+def test_loopback_names(name, loopback):
+    from tiengow.web.server import is_loopback
+    assert is_loopback(name) is loopback
 
 
 # ----------------------------------------------------------------------------- explanations
@@ -467,6 +541,10 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is in use" in err
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port must be 0 to 65535" in capsys.readouterr().err
+    assert main(["serve", "--records", ""]) == 2
+    assert "--records is empty; give a folder" in capsys.readouterr().err
+    assert main(["serve", "--records", str(tmp_path / ("y" * 300))]) == 2
+    assert "--records " in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- load

@@ -21,9 +21,13 @@ rebinding).
 """
 from __future__ import annotations
 
+import json
+import os
 import secrets
+import sys
 import threading
 import time
+import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +46,7 @@ from tiengow_env.rules import PRESETS
 from . import views as V
 from .match import Refused, WebMatch, parse_config
 from .records import RecordsFolder, league_view
+from .server import is_loopback
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "tiengow_session"
@@ -49,7 +54,6 @@ MAX_SESSIONS = 64
 IDLE_SECONDS = 2 * 3600
 MAX_BODY_BYTES = 4 * 2**20  # a league upload is the largest body
 MAX_INDEX_DIGITS = 9
-LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
@@ -104,16 +108,25 @@ class Sessions:
             del self._items[sid]
 
 
-def error(message: str, status: int, **details) -> JSONResponse:
-    return JSONResponse({"error": message, **details}, status_code=status)
+class Json(JSONResponse):
+    """A JSON response in ASCII: text from a request or a file may hold what UTF-8 cannot
+    encode (a lone surrogate, escaped in JSON as \\ud800), and the response must not fail on it."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def error(message: str, status: int, **details) -> Json:
+    return Json({"error": message, **details}, status_code=status)
 
 
 async def read_json(request: Request) -> object:
     """The request's JSON body; ``Refused`` if it is not JSON, not declared JSON, or too large."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        raise Refused("send the request body as JSON (Content-Type: application/json)", 415)
     declared = request.headers.get("content-length")
+    if kind != "application/json":  # a cross-site form cannot send it: a POST without it is refused
+        raise Refused("send the request as JSON (Content-Type: application/json), with {} or no body where "
+                      "the request takes none", 415)
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
         raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
     body = bytearray()
@@ -148,10 +161,17 @@ class Guard:
         if self.loopback_only:
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
             name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
-            if name.lower() not in LOOPBACK_NAMES:
+            if not is_loopback(name):
                 response = error(f"this server answers only on the loopback address, not to Host {host!r}", 400)
                 return await response(scope, receive, send_with_headers)
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:  # noqa: BLE001  (the app has answered 500 already: one line here, no traceback)
+            print(f"tiengow serve: internal error on {scope.get('method')} {scope.get('path')}: "
+                  f"{type(exc).__name__}: {exc}" + ("" if os.environ.get("TIENGOW_DEBUG") else
+                                                    " (TIENGOW_DEBUG=1 shows the traceback)"), file=sys.stderr)
+            if os.environ.get("TIENGOW_DEBUG"):
+                traceback.print_exc()
 
 
 def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | None = None) -> Guard:
@@ -171,8 +191,8 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
         sid, session = sessions.create()
         return sid, session, True
 
-    def respond(sid: str | None, new: bool, data: dict) -> JSONResponse:
-        response = JSONResponse(data)
+    def respond(sid: str | None, new: bool, data: dict) -> Json:
+        response = Json(data)
         if new:
             response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", max_age=IDLE_SECONDS)
         return response
@@ -196,7 +216,7 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
             _builtin,  # noqa: F401  (registers the built-in agents)
             base,
         )
-        return JSONResponse({"tiles": V.tile_table(),
+        return Json({"tiles": V.tile_table(),
                              "presets": [{"name": n, "players": r.players} for n, r in PRESETS.items()],
                              "agents": sorted(base.REGISTRY), "records": str(folder.root)})
 
@@ -218,7 +238,9 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
 
     def needs_match(session: Session) -> WebMatch:
         if session.match is None:
-            raise Refused("there is no match in this session: start one first", 409)
+            raise Refused("there is no match in this session: start one (none was started here, or the "
+                          f"session ended: after {IDLE_SECONDS // 3600} hours without a request, or when more "
+                          f"than {MAX_SESSIONS} were open)", 409)
         return session.match
 
     async def move(request: Request) -> Response:
@@ -240,20 +262,20 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
 
     async def records_list(request: Request) -> Response:
         files = await run_in_threadpool(folder.listing)
-        return JSONResponse({"root": str(folder.root), "files": files})
+        return Json({"root": str(folder.root), "files": files})
 
     async def replay(request: Request) -> Response:
         index = request.query_params.get("index", "1")
         if not (index.isascii() and index.isdigit() and len(index) <= MAX_INDEX_DIGITS):
             raise Refused(f"index must be a whole number from 1, got {index[:40]!r}")
         data = await run_in_threadpool(folder.replay, request.query_params.get("path"), int(index))
-        return JSONResponse(data)
+        return Json(data)
 
     async def league(request: Request) -> Response:
         if request.method == "POST":
             data = await read_json(request)
-            return JSONResponse({"path": None, **await run_in_threadpool(league_view, data)})
-        return JSONResponse(await run_in_threadpool(folder.league, request.query_params.get("path")))
+            return Json({"path": None, **await run_in_threadpool(league_view, data)})
+        return Json(await run_in_threadpool(folder.league, request.query_params.get("path")))
 
     async def refused(request: Request, exc: Refused) -> Response:
         return error(str(exc), exc.status, **exc.details)

@@ -13,6 +13,7 @@ before it changes anything, so a refused request leaves the match as it was.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,11 @@ import numpy as np
 from tiengow.agents import _builtin, make_agent  # noqa: F401  (_builtin registers the built-in agents)
 from tiengow.agents.base import REGISTRY, Agent
 from tiengow.agents.infra import atomic_write
+from tiengow.agents.ppo import ppo_argument
 from tiengow.ui.play import interpret, menu
 from tiengow.ui.tracker import HandLog
 from tiengow_env import layout as L
+from tiengow_env.checks import short_repr
 from tiengow_env.game import Game
 from tiengow_env.rules import PRESETS, RuleSet
 from tiengow_env.tiles import mask_names, mask_types
@@ -138,7 +141,7 @@ def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
 def names_file(name: str, argument: str) -> bool:
     """Whether a built-in spec's argument names a file: ppo:PATH[,sample], cfr:PATH, prior=PATH."""
     if name == "ppo":
-        return argument.removesuffix(",sample") not in ("", "sample")
+        return ppo_argument(argument)[0] is not None
     if name == "cfr":
         return bool(argument)
     return any(part.startswith("prior=") for part in argument.split(":"))
@@ -276,17 +279,29 @@ class WebMatch:
     # ------------------------------------------------------------- requests
     def move(self, body: object) -> None:
         """The person's decision: ``{"option": n}`` (the n-th of the listed moves, from 0),
-        ``{"play": [tiles]}``, ``{"discard": [tiles]}`` or ``{"declare": true | false}``."""
+        ``{"play": [tiles]}``, ``{"discard": [tiles]}`` or ``{"declare": true | false}``, with
+        ``"version"``, that of the view it was chosen in (the page sends it: a second click, or a
+        move sent twice, then finds the game moved on and is refused)."""
         game = self.game
         if self.me is None:
             raise Refused("this match is bots only: there is no seat of yours to move", 409)
-        if game.is_over:
-            raise Refused("the hand is over: start the next hand", 409)
+        self.check_in_play()
         if game.to_act != self.me:
             raise Refused(f"it is not your turn: seat {game.to_act} is to act", 409)
-        if not isinstance(body, dict) or len(body) != 1:
+        if not isinstance(body, dict):
+            body = None
+        else:
+            body = dict(body)
+            version = body.pop("version", None)
+            if version is not None and type(version) is not int:
+                raise Refused(f"version is the whole number of the view the move was chosen in, got "
+                              f"{short_repr(version)}")
+            if version is not None and version != self.version:
+                raise Refused(f"this move was chosen in view {version}, and the game has moved on to view "
+                              f"{self.version}: look at the table again", 409)
+        if body is None or len(body) != 1:
             raise Refused('a move is one of {"option": n}, {"play": [tiles]}, {"discard": [tiles]} '
-                          'or {"declare": true|false}')
+                          'or {"declare": true|false}, with "version": the view\'s version if you like')
         (kind, value), = body.items()
         options, _ = menu(game)
         if kind == "option":
@@ -305,8 +320,9 @@ class WebMatch:
             if (not isinstance(value, list) or not value or len(value) > self.rules.hand_size
                     or not all(isinstance(t, str) and 0 < len(t) <= TILE_NAME_LENGTH for t in value)):
                 raise Refused(f"{kind} needs a list of 1 to {self.rules.hand_size} tile names such as \"6-6\"")
-            if not all(ch.isdigit() or ch == "-" for t in value for ch in t):
-                raise Refused(f"{' '.join(value)!r} are not tiles: write tiles as a-b, such as 6-6 or 5-1")
+            odd = [t for t in value if not re.fullmatch(r"\d-\d", t)]
+            if odd:
+                raise Refused(f"{odd[0]!r} is not a tile: write tiles as a-b, such as 6-6 or 5-1")
             what, detail = interpret(("d " if kind == "discard" else "p ") + " ".join(value), options, game)
             if what == "ask":
                 discard, why = detail
@@ -326,17 +342,25 @@ class WebMatch:
         """Watching: the acting bot makes one decision."""
         if self.me is not None:
             raise Refused("this match has a seat of yours: bots move by themselves, and you move with /api/move", 409)
-        if self.game.is_over:
-            raise Refused("the hand is over: start the next hand", 409)
+        self.check_in_play()
         self.decide(self.game.to_act, explain=True)
         self.version += 1
+
+    def check_in_play(self) -> None:
+        """``Refused`` (409) once the hand is over: start the next hand, or a new match."""
+        self.check_match_on()
+        if self.game.is_over:
+            raise Refused("the hand is over: start the next hand", 409)
+
+    def check_match_on(self) -> None:
+        if self.match_over:
+            raise Refused(f"the match is over after {self.config.hands} hand{'s' * (self.config.hands > 1)}: "
+                          "start a new match", 409)
 
     def next_hand(self) -> None:
         if not self.game.is_over:
             raise Refused("the hand is not over yet", 409)
-        if self.match_over:
-            raise Refused(f"the match is over after {self.config.hands} hand{'s' * (self.config.hands > 1)}: "
-                          "start a new match", 409)
+        self.check_match_on()
         self.start_hand()
         self.version += 1
 

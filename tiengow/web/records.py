@@ -78,10 +78,11 @@ class RecordsFolder:
                     continue
                 name = str((Path(top) / file).relative_to(self.root).as_posix())
                 try:
+                    name.encode("utf-8")
                     path = self.resolve(name)
-                except Refused:
-                    continue  # a link out of the folder, or too large: not offered
-                entry = describe(path)
+                    entry = describe(path)
+                except (Refused, UnicodeEncodeError, OSError):
+                    continue  # a link out of the folder, too large, a name that is not text, gone: not offered
                 if entry is not None:
                     found.append({"path": name, **entry})
         found.sort(key=lambda e: (-e["mtime"], e["path"]))
@@ -124,7 +125,8 @@ def describe(path: Path) -> dict | None:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and "cross_table" in data:
-        return {"kind": "league", "count": len(data.get("agents") or []), **entry}
+        agents = data.get("agents")
+        return {"kind": "league", "count": len(agents) if isinstance(agents, list) else 0, **entry}
     if isinstance(data, dict) and "hands" in data:
         return {"kind": "hands", "count": 1, **entry}
     return None
@@ -203,9 +205,12 @@ def league_view(data: object) -> dict:
         raise bad("'cross_table' must be an object: candidate -> opponent -> chips per hand")
     matrix = [[number((table.get(a) or {}).get(b)) if a != b and isinstance(table.get(a), dict) else None
                for b in agents] for a in agents]
+    matches = data.get("matches") or []
+    if not isinstance(matches, list):
+        raise bad("'matches' must be a list of the matches played")
     ci = [[None] * len(agents) for _ in agents]
     details = [[None] * len(agents) for _ in agents]
-    for match in data.get("matches") or []:
+    for match in matches:
         if not isinstance(match, dict) or match.get("candidate") not in agents or match.get("opponent") not in agents:
             continue
         i, j = agents.index(match["candidate"]), agents.index(match["opponent"])
@@ -228,10 +233,13 @@ def league_view(data: object) -> dict:
 
 
 def number(value: object) -> float | None:
-    """A finite number as a float, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    """A finite number as a float, else None (an int beyond the floats too)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value) if math.isfinite(float(value)) else None
+    except OverflowError:
+        return None
 
 
 def cell(value: object, key: str = "") -> str:

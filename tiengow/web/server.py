@@ -23,22 +23,29 @@ def check_records(text: str | None) -> Path | None:
     """A --records value that can hold records (None: the default folder, made later)."""
     if text is None:
         return None
+    if not text.strip():
+        raise ValueError("--records is empty; give a folder for the hand records (new or existing)")
     path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"--records {text}: not a folder; give a folder for the hand records (new or existing)")
-    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-        raise ValueError(f"--records {text}: the folder is not writable")
+    try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"--records {text}: not a folder; give a folder for the hand records (new or existing)")
+        if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            raise ValueError(f"--records {text}: the folder is not writable")
+    except OSError as err:  # a name the file system refuses: too long, a loop of links
+        raise ValueError(f"--records {text[:80]}: {err.strerror or err}; give a folder for the hand records") from None
     return path
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine's loopback only."""
-    if host == "localhost":
+def is_loopback(name: str) -> bool:
+    """Whether a host name or address names this machine's loopback only: ``localhost``,
+    127.0.0.0/8 or ::1 (or an IPv4 loopback mapped into IPv6)."""
+    if name.lower().rstrip(".") == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -79,12 +86,13 @@ def serve(host: str = "127.0.0.1", port: int = 8000, records: str | None = None,
     except OSError as err:
         sock.close()
         raise ValueError(f"--records {folder}: cannot create the folder ({err.strerror})") from None
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
+    address, bound = sock.getsockname()[:2]  # what was bound decides, not how --host spelt it
+    loopback = is_loopback(address)
+    shown = f"[{address}]" if ":" in address else address
     say(f"tiengow serve: http://{shown}:{bound}/  (hand records go to {folder}; Ctrl+C stops)")
-    if not is_loopback(host):
+    if not loopback:
         say(f"tiengow serve: listening on {host}, not only on this machine: anyone who can reach it can play")
-    app = create_app(folder, loopback_only=is_loopback(host))
+    app = create_app(folder, loopback_only=loopback)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
     server.run(sockets=[sock])
     return 0
@@ -98,7 +106,7 @@ def running(records: Path, host: str = "127.0.0.1", port: int = 0, timeout: floa
 
     from .app import create_app
     sock = bind(host, port)
-    server = uvicorn.Server(uvicorn.Config(create_app(Path(records), loopback_only=is_loopback(host)),
+    server = uvicorn.Server(uvicorn.Config(create_app(Path(records), loopback_only=is_loopback(sock.getsockname()[0])),
                                            log_level="warning", access_log=False, lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="tiengow-serve")
     thread.start()

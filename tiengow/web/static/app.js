@@ -5,7 +5,7 @@
 const $ = (sel) => document.querySelector(sel);
 const ui = {
   meta: null, match: null, tab: "play", selected: new Set(), paused: true, timer: null,
-  replay: null, frame: 0, suggested: null, epoch: 0, bots: { play: {}, watch: {} },
+  replay: null, frame: 0, suggested: null, epoch: 0, bots: { play: {}, watch: {} }, sending: false,
 };
 
 // ----------------------------------------------------------------------------- helpers
@@ -334,10 +334,12 @@ function toggleTile(i) {
 }
 
 async function send(move) {
+  if (ui.sending) return;  // a second click while the first move is on its way
+  ui.sending = true;
   showError("#move-error", null);
   $("#act-instead").classList.add("hidden");
   try {
-    const data = await api("/api/move", move);
+    const data = await api("/api/move", { ...move, version: ui.match.version });
     ui.selected.clear();
     setMatch(data.match);
   } catch (err) {
@@ -346,6 +348,8 @@ async function send(move) {
       ui.suggested = err.data.discard;
       $("#act-instead").classList.remove("hidden");
     }
+  } finally {
+    ui.sending = false;
   }
 }
 
