@@ -214,7 +214,11 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     a traceback: ValueError (written for people) as ``error:`` (2), a missing optional
     dependency with the pip command that brings it (2), Ctrl-C as ``interrupted`` (130), the
     reader of our output gone as quiet (141), the system refusing a file as ``error:`` (1),
-    anything else as ``internal error`` (70; the traceback with ``TIENGOW_DEBUG=1``)."""
+    anything else as ``internal error`` (70; the traceback with ``TIENGOW_DEBUG=1``). A standard
+    stream that was closed (``<&-``, Python's None) reads as empty and writes to nowhere."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115  (for the whole run)
     try:
         return work() or 0
     except ValueError as err:  # our ValueErrors are written for people
@@ -275,6 +279,21 @@ def check_output_path(path: str, option: str, folder_only: bool = False, empty: 
     except OSError as err:
         where = f"the folder {folder}" if ancestor == folder else f"{folder} cannot be created: {ancestor}"
         raise ValueError(f"{option} {path}: {where} does not take new files ({err.strerror or err})") from None
+
+
+def check_outputs(out: str | None, option: str, command: str, suffixes: tuple[str, ...] = ("",)) -> None:
+    """Before a command's work: ValueError unless its outputs can be written, ``out`` + each of
+    ``suffixes`` (``--out OUT`` writing OUT.json and OUT.png), or, with ``out`` None, a new
+    folder under ``runs/<command>/`` (``run_dir``) in the current folder."""
+    if out is None:
+        default = os.path.join(RUNS, command.replace(" ", "-"))
+        try:
+            check_output_path(default, "the default output folder", folder_only=True)
+        except ValueError as err:
+            raise ValueError(f"{err}; give {option} elsewhere, or run from a folder that takes new files") from None
+        return
+    for suffix in suffixes:
+        check_output_path(out + suffix, option if not suffix else f"{option} {out} (its {suffix} file)")
 
 
 INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core

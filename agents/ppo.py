@@ -82,12 +82,15 @@ def read_checkpoint(path: str) -> dict:
             raise ValueError(f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
                              f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}")
     for name, tensor in data["model"].items():
+        if not isinstance(name, str):
+            raise ValueError(f"{path} is a damaged PPO checkpoint: its model's entries are named by text, got "
+                             f"{type(name).__name__} {name!r:.40}")
         if not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
-                or tensor.layout != torch.strided:
-            kind = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor"
+                or tensor.layout != torch.strided or tensor.device.type != "cpu":
+            kind = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor on {tensor.device.type}"
                     if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
             raise ValueError(f"{path} is a damaged PPO checkpoint: model entry {name!r} must be a dense float32 "
-                             f"or float64 tensor, got {kind}")
+                             f"or float64 tensor in memory, got {kind}")
     return data
 
 

@@ -83,7 +83,7 @@ def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
 @pytest.mark.parametrize("setting, message", [
     ("hands=0", "hands must be a whole number from 1 to 200,000"),
     ("workers=1 hands=100001", "hands: at most 100,000 a worker, got 100,001 for 1 worker"),
-    ("workers=3", "hands: at least one a worker, got 2 for 3 workers"),
+    ("workers=3", "hands: at least one per worker, got 2 for 3 workers"),
     ("teacher=greedy", "teacher must be a search bot's spec"),
     ("teacher=pimc:x", "pimc"),
     ("student=missing.pt", "PPO checkpoint missing.pt does not exist"),

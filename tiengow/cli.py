@@ -329,17 +329,16 @@ def _verdict(lo: float, hi: float) -> str:
 def cmd_league(args: argparse.Namespace) -> int:
     """Round robin of duplicate evaluations: cross table, ranking by rating, JSON and a PNG heat map."""
     from tiengow.agents.arena import heat_map, league
-    from tiengow.agents.infra import atomic_write, check_output_path, install_hint, json_text, run_dir
+    from tiengow.agents.infra import atomic_write, check_outputs, install_hint, json_text, run_dir
     rules = _rules_arg(args.rules)
     for spec in args.agents:
         _agent_spec(spec, rules)
-    if args.out is not None:  # refuse an unwritable path before the league is played, not after
-        check_output_path(args.out, "--out")
     try:  # known before the league is played: without it, the JSON and the table still come out
         import matplotlib  # noqa: F401
         plot = True
     except ImportError:
         plot = False
+    check_outputs(args.out, "--out", "league", (".json", ".png") if plot else (".json",))  # before, not after
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
@@ -390,11 +389,10 @@ def cmd_agents(args: argparse.Namespace) -> int:
 @command("bench")
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
-    from tiengow.agents.infra import check_output_path, run_dir
+    from tiengow.agents.infra import check_outputs, run_dir
     from tiengow.benchmarks import bench
     bench.check_only(args.only)
-    if args.save is not None:
-        check_output_path(args.save, "--save")
+    check_outputs(args.save, "--save", "bench", (".json", ".md"))
     figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
     out = args.save if args.save is not None else os.path.join(run_dir("bench"), "bench")
     bench.save(figures, out)

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import check_output_path, run_dir, worker_pool
+from tiengow.agents.infra import check_outputs, run_dir, worker_pool
 from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
@@ -91,7 +91,7 @@ class DistillConfig:
             raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers} "
                              f"worker{'s' * (self.workers > 1)}")
         if self.hands < self.workers:
-            raise ValueError(f"hands: at least one a worker, got {self.hands} for {self.workers} workers")
+            raise ValueError(f"hands: at least one per worker, got {self.hands} for {self.workers} workers")
         if self.student is not None and (not isinstance(self.student, str) or not self.student):
             raise ValueError(f"student is the path of a PPO checkpoint (or null for the shipped ppo), "
                              f"got {self.student!r}")
@@ -99,8 +99,7 @@ class DistillConfig:
         if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, rules), SearchAgent):
             raise ValueError(f"teacher must be a search bot's spec (champion, search, pimc:N, ismcts, ...), "
                              f"got {self.teacher!r}")
-        if self.out is not None:
-            check_output_path(self.out, "out")
+        check_outputs(self.out, "out", "train distill")
 
     @property
     def student_path(self) -> str:

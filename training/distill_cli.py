@@ -9,6 +9,7 @@ The checkpoint goes to ``runs/train-distill/<timestamp>/distilled.pt`` unless ``
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -33,7 +34,8 @@ def add_train_distill_parser(train_subparsers: argparse._SubParsersAction) -> No
 
 def cmd_train_distill(args: argparse.Namespace) -> int:
     from .distill import DistillConfig, distill
-    config = DistillConfig.from_file(args.config, list(args.set) + ([f"out={args.out}"] if args.out else []))
+    out = [f"out={json.dumps(args.out)}"] if args.out else []  # a path as it is, not read as YAML
+    config = DistillConfig.from_file(args.config, list(args.set) + out)
     start = time.perf_counter()
     last = [-PLAIN_INTERVAL]
 

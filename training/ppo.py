@@ -198,6 +198,12 @@ class PpoConfig:
         """``PpoConfig(**data)``, refusing unknown settings, validated."""
         return build(cls, data)
 
+    @property
+    def updates(self) -> int:
+        """The updates of the run: ``total_steps`` in whole updates of ``num_envs * rollout_steps``
+        env steps, at least one."""
+        return max(1, self.total_steps // (self.num_envs * self.rollout_steps))
+
     def with_outputs(self) -> PpoConfig:
         """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
         ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
@@ -332,8 +338,9 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
             new_log_prob = log_probs.gather(1, action[batch, None]).squeeze(1)
             log_ratio = new_log_prob - old_log_prob[batch]
             ratio = log_ratio.exp()
-            adv = advantages[batch]
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            adv = advantages[batch] - advantages[batch].mean()
+            if len(batch) > 1:  # a minibatch of one decision has no spread (its std is nan)
+                adv = adv / (adv.std() + 1e-8)
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
             value_loss = 0.5 * (values - returns[batch]).square().mean()
             probs = log_probs.exp()
@@ -362,6 +369,20 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
     return out
 
 
+def warm_weights(config: PpoConfig, path: str) -> dict:
+    """The weights of the checkpoint ``path`` for a new run of ``config`` to start from;
+    ValueError when it is no PPO checkpoint or its network does not fit the config's."""
+    weights = network_from_checkpoint(load_checkpoint(path), path).state_dict()
+    try:
+        with torch.random.fork_rng(devices=[]):  # a trial network: the run's random numbers stay as they were
+            make_network(config).load_state_dict(weights)
+    except RuntimeError as err:  # "Error(s) in loading state_dict ...:" then the mismatches, one a line
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        raise ValueError(f"warm start {path}: its network does not fit this run's rules, hidden and layers "
+                         f"({lines[min(1, len(lines) - 1)][:200]})") from None
+    return weights
+
+
 # ============================================================================ training loop
 def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
           notice: Callable[[str], None] = print, max_updates: int | None = None, ray_address: str | None = None,
@@ -373,29 +394,24 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     of a thread of this process; everything else is the same. Outputs: ``config.with_outputs()``
     (the summary's ``out`` and ``log_dir`` say where they went)."""
     config.validate()
-    config = config.with_outputs()
-    check_output_path(config.out, "out")
-    if config.log_dir:
+    if config.out is not None:  # paths the person gave are checked before any work; the default is new
+        check_output_path(config.out, "out")
+    log_dir = config.log_dir if config.log_dir is not None else os.path.dirname(config.out or "") or "."
+    if config.log_dir:  # False: no logs
         check_output_path(config.log_dir, "log_dir", folder_only=True)
-    for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as err:
-            raise ValueError(f"cannot write the run's outputs to {folder}: {err.strerror}") from None
+    if resume is None and log_dir and (config.out is not None or config.log_dir) \
+            and os.path.exists(os.path.join(log_dir, "curve.json")):
+        raise ValueError(f"{log_dir} already holds the curve.json and logs of another run; give out (--out) in a new "
+                         "or empty folder, or another log_dir, so that this run does not write over them")
     torch.set_num_threads(config.threads)
     batch_steps = config.num_envs * config.rollout_steps
-    num_updates = max(1, config.total_steps // batch_steps)
+    num_updates = config.updates
     torch.manual_seed(config.seed)
     net = make_network(config)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
     shuffle = torch.Generator().manual_seed(config.seed + 1)  # the learner's minibatch order
     if warm_start is not None and resume is None:
-        source = network_from_checkpoint(load_checkpoint(warm_start), warm_start)
-        try:
-            net.load_state_dict(source.state_dict())
-        except RuntimeError as err:
-            raise ValueError(f"warm start {warm_start}: its network does not fit this run's rules, hidden and "
-                             f"layers ({str(err).splitlines()[0]})") from None
+        net.load_state_dict(warm_weights(config, warm_start))
     data = load_checkpoint(resume, config) if resume is not None else None
     if data is not None and "optimizer" not in data:
         raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
@@ -405,6 +421,19 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                          f"resumed; it still plays as ppo:{resume}, or export_policy() it")
     rollouts = LocalRollouts(config, make_network) if ray_address is None \
         else RayRollouts(config, make_network, notice, ray_address, rollout_workers)
+    try:  # only now, with every input read and checked, are the output folders made
+        config = config.with_outputs()
+        for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as err:
+                raise ValueError(f"cannot write the run's outputs to {folder}: {err.strerror}") from None
+    except BaseException:
+        rollouts.close()
+        raise
+    if num_updates * batch_steps != config.total_steps:
+        notice(f"total_steps {config.total_steps:,} is taken in whole updates of num_envs x rollout_steps = "
+               f"{batch_steps:,} env steps: this run trains {num_updates * batch_steps:,}")
     pool_states: list[dict] = []
     pool_version = 0  # changes with pool_states: a worker reloads its snapshots then
     curve: list[dict] = []
@@ -503,6 +532,10 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
             torch.set_num_threads(config.threads)
             net.train()
             losses = ppo_update(config, net, optimizer, buffer, shuffle)
+            if not all(torch.isfinite(p).all() for p in net.parameters()):
+                raise ValueError(f"the update after {global_step:,} env steps diverged: the weights are no longer "
+                                 "finite numbers (try a smaller lr); this update is not written, and any checkpoint "
+                                 "already written is kept")
             update += 1
             global_step += batch_steps
             seconds = time.perf_counter() - tick

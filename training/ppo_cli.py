@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     if args.rollout_workers is not None and args.ray is None:
         raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
     workers = 2 if args.rollout_workers is None else args.rollout_workers
-    overrides = list(args.set) + ([f"out={args.out}"] if args.out else [])
+    overrides = list(args.set) + ([f"out={json.dumps(args.out)}"] if args.out else [])  # a path as it is, not YAML
     if args.resume is not None and args.config is None:
         config = PpoConfig.for_resume(args.resume, overrides)
     else:
@@ -65,7 +66,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     if not plot:
         print("tiengow: the learning-curve PNG needs matplotlib (the train extra); curve.json will have the points",
               file=sys.stderr)
-    with _progress(console, config.total_steps) as advance:
+    with _progress(console, config.updates * config.num_envs * config.rollout_steps) as advance:
         summary = train(config, resume=args.resume, progress=advance, notice=_notice(console),
                         ray_address=args.ray, rollout_workers=workers)
     png = None
