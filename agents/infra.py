@@ -281,7 +281,7 @@ def check_output_path(path: str, option: str, folder_only: bool = False, empty: 
         raise ValueError(f"{option} {path}: {where} does not take new files ({err.strerror or err})") from None
 
 
-def check_outputs(out: str | None, option: str, command: str, suffixes: tuple[str, ...] = ("",)) -> None:
+def check_outputs(out: str | None, option: str, command: str, suffixes: tuple[str, ...] = ()) -> None:
     """Before a command's work: ValueError unless its outputs can be written, ``out`` + each of
     ``suffixes`` (``--out OUT`` writing OUT.json and OUT.png), or, with ``out`` None, a new
     folder under ``runs/<command>/`` (``run_dir``) in the current folder."""
@@ -292,8 +292,10 @@ def check_outputs(out: str | None, option: str, command: str, suffixes: tuple[st
         except ValueError as err:
             raise ValueError(f"{err}; give {option} elsewhere, or run from a folder that takes new files") from None
         return
+    check_output_path(out, option)
     for suffix in suffixes:
-        check_output_path(out + suffix, option if not suffix else f"{option} {out} (its {suffix} file)")
+        if suffix:
+            check_output_path(out + suffix, f"{option} {out} (its {suffix} file)")
 
 
 INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core

@@ -332,12 +332,46 @@ def test_train_and_nashconv_commands(tmp_path, capsys):
     ("- a list\n", "must be a mapping"),
     ("seconds: -1\n", "seconds must be a finite number > 0"),
     ("eval_opponents: greedy\n", "eval_opponents must be a list"),
+    ("algorithm: mccfr_abstract\nrules: standard\nlog_every: 20000\neval_opponents: [greedy, bogus_bot]\n",
+     "eval_opponents: unknown agent 'bogus_bot'"),  # before any training, not at the first measurement
+    ("banker: true\n", "banker must be a seat, a whole number from 0 to 3, got True"),
+    ("banker: 4\n", "banker must be a seat, a whole number from 0 to 3, got 4"),
+    ("banker: null\n", "banker must be a seat, a whole number from 0 to 3, got None"),
 ])
 def test_bad_config_is_refused(tmp_path, text, message):
     config = tmp_path / "bad.yaml"
     config.write_text(text)
     with pytest.raises(ValueError, match=message):
         _cli("train", "cfr", "--config", str(config))
+
+
+def test_a_run_with_another_banker_writes_a_policy_the_loader_accepts(tmp_path, capsys):
+    out = str(tmp_path / "b1.npz")
+    train(CfrConfig(algorithm="cfr+", banker=1, iterations=1, log_every=1, log_dir=None, out=out))
+    assert load_policy(out)["banker"] == 1
+    assert _cli("nashconv", out, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["banker"] == 1
+
+
+def test_tensorboard_log_goes_beside_the_policy_unless_a_config_of_ones_own_sets_it(tmp_path, monkeypatch, capsys):
+    from importlib import resources
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "cfr_micro.yaml"  # the shipped text as a file, as a clone has it
+    copy.write_text(resources.files("tiengow.configs").joinpath("cfr_micro.yaml").read_text(encoding="utf-8"))
+    for config, out in (("cfr_micro", "p/a.npz"), (str(copy), "q/a.npz")):
+        assert _cli("train", "cfr", "--config", config, "--iterations", "1", "--out", out) == 0
+        assert f"TensorBoard: tensorboard --logdir {os.path.dirname(out)}\n" in capsys.readouterr().out
+        assert list((tmp_path / os.path.dirname(out)).glob("events.out.tfevents.*"))
+    assert not (tmp_path / "runs").exists()
+    own = tmp_path / "own.yaml"
+    own.write_text("algorithm: cfr+\nrules: micro\niterations: 1\nlog_every: 1\nlog_dir: mine\n")
+    assert _cli("train", "cfr", "--config", str(own), "--out", "r/a.npz", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["log_dir"] == "mine"
+    assert _cli("train", "cfr", "--config", str(own), "--out", "r/a.npz", "--log-dir", "given", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["log_dir"] == "given"
+    assert _cli("train", "cfr", "--config", "cfr_micro", "--iterations", "1", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["log_dir"] == os.path.dirname(summary["out"]) and summary["log_dir"].startswith("runs/train-cfr/")
 
 
 def test_nashconv_refuses_a_policy_of_another_tree(tmp_path, small_policy):

@@ -300,8 +300,8 @@ def _damaged(data: dict, change: str) -> dict:
     ("model a tensor", "it has no 'model' dictionary"),
     ("no hidden", "its config's 'hidden' must be a whole number >= 1, got None"),
     ("layers a string", "its config's 'layers' must be a whole number >= 0, got 'x'"),
-    ("bfloat16", "model entry 'policy.weight' must be a dense float32 or float64 tensor, got a torch.bfloat16 "
-                 "tensor"),
+    ("bfloat16", "model entry 'policy.weight' must be a dense float32 or float64 tensor in memory, got a "
+                 "torch.bfloat16 tensor on cpu"),
     ("int weights", "got a torch.int64 tensor"),
     ("sparse", "got a sparse torch.float32 tensor"),
     ("nan", "the model weights are not all finite numbers"),
@@ -437,7 +437,7 @@ def test_config_overrides_and_errors(tmp_path):
     ("pool_size=1.5", "pool_size must be a whole number from 0 to 10,000, got 1.5"),
     ("seed=1e30", "seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
     ("overlap=maybe", "overlap must be true or false, got 'maybe'"), ("anneal_lr=3", "anneal_lr must be true or false"),
-    ("eval_opponents=nope", "eval_opponents is a list of agent specs"),
+    ("eval_opponents=nope", "eval_opponents must be a list of agent specs"),
     ("eval_opponents=[nope]", "eval_opponents: unknown agent 'nope'"),
     ("eval_deals=-5", "eval_deals must be a whole number from 1"), ("out=o/", "out is the checkpoint's file path"),
 ])

@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from tiengow.agents.base import make_agent
 from tiengow.agents.cfr import ACTS, FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
 from tiengow.agents.infra import ScalarLog
 from tiengow_env.rules import RuleSet
 
-from .config import build, read_settings
+from .config import build, check_agent_specs, read_settings
 
 ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
 
@@ -72,7 +73,8 @@ class CfrConfig:
     out: str = "cfr_policy.npz"
     """where the policy file is written"""
     log_dir: str | None = "runs/cfr"
-    """TensorBoard directory (None: no logging)"""
+    """TensorBoard directory (None: no logging); tiengow train cfr logs beside the policy unless
+    --log-dir or the config's own log_dir says otherwise"""
 
     @classmethod
     def from_file(cls, path: str, **overrides: Any) -> CfrConfig:
@@ -89,12 +91,18 @@ class CfrConfig:
         return build(cls, data)
 
     def validate(self) -> None:
+        """Raise ValueError on the first setting out of range; build each of eval_opponents."""
+        rules = RuleSet.from_spec(self.rules)
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
         for name in ("iterations", "log_every"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        # type(), so that true is refused as the policy file's loader refuses a bool banker
+        if type(self.banker) is not int or not 0 <= self.banker < rules.players:
+            raise ValueError(f"banker must be a seat, a whole number from 0 to {rules.players - 1}, "
+                             f"got {self.banker!r}")
         if type(self.eval_deals) is not int or self.eval_deals < 0:
             raise ValueError(f"eval_deals must be an integer >= 0, got {self.eval_deals!r}")
         if type(self.delay) is not int or self.delay < 0:
@@ -108,28 +116,24 @@ class CfrConfig:
             raise ValueError(f"linear must be true or false, got {self.linear!r}")
         if type(self.seed) is not int or not 0 <= self.seed < 2**63:
             raise ValueError(f"seed must be a whole number from 0 to 2^63 - 1, got {self.seed!r}")
-        if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
-            raise ValueError(f"eval_opponents must be a list of agent specs such as [greedy, expert], "
-                             f"got {self.eval_opponents!r}")
+        check_agent_specs("eval_opponents", self.eval_opponents, rules)
         if self.act not in ACTS:
             raise ValueError(f"act must be one of {', '.join(ACTS)}, got {self.act!r}")
-        RuleSet.from_spec(self.rules)
 
 
 # ============================================================================ training
 def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, dict], None] | None = None,
           notice: Callable[[str], None] | None = None) -> dict:
     """Run ``config``, write the policy file (``out`` or ``config.out``) and return a summary
-    with the measured curve. ``progress(iterations_done, last_measurement)`` is called after
-    each chunk of ``log_every`` iterations."""
+    with the measured curve and the ``log_dir`` logged to. ``progress(iterations_done,
+    last_measurement)`` is called after each chunk of ``log_every`` iterations."""
     config.validate()
     out = out or config.out
     rules = RuleSet.from_spec(config.rules)
     log = ScalarLog(config.log_dir, notice)
     try:
-        if config.algorithm == "mccfr_abstract":
-            return _train_abstract(config, rules, out, log, progress)
-        return _train_tabular(config, rules, out, log, progress)
+        run = _train_abstract if config.algorithm == "mccfr_abstract" else _train_tabular
+        return {**run(config, rules, out, log, progress), "log_dir": config.log_dir}
     finally:
         log.close()
 
@@ -229,7 +233,6 @@ def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleS
     """Duplicate evaluation (as ``agents.arena.evaluate``) of an in-memory abstract policy against
     copies of ``opponent``: (mean chips per hand, 95% half-width)."""
     from tiengow.agents.arena import mean_and_half_width, play_deals
-    from tiengow.agents.base import make_agent
     candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
     opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
     return mean_and_half_width(play_deals(candidate, opponents, rules, seed, 0, deals)[:, :, 0].mean(axis=1))

@@ -41,7 +41,8 @@ def add_train_cfr_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int_option(1), help="override the config's iterations")
     p.add_argument("--log-every", type=int_option(1), help="override the config's iterations between measurements")
     p.add_argument("--seed", type=int_option(0), help="override the config's seed")
-    p.add_argument("--log-dir", help="override the config's TensorBoard directory (default: the run's folder)")
+    p.add_argument("--log-dir", help="TensorBoard folder (default: the config's log_dir if it sets one, else the "
+                                     "policy's folder)")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     p.set_defaults(handler=cmd_train_cfr)
 
@@ -55,17 +56,18 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     from .config import read_settings
     config = CfrConfig.from_file(args.config, algorithm=args.algorithm, iterations=args.iterations,
                                  log_every=args.log_every, seed=args.seed, log_dir=args.log_dir)
-    if args.out is not None or "out" in read_settings(args.config):  # a path the user gave
-        out = args.out if args.out is not None else config.out
-        check_output_path(out, "--out" if args.out is not None else f"out (in {args.config})")
-    else:  # no path given: a new run folder, with the TensorBoard log beside the policy
-        folder = run_dir("train-cfr")
-        out = os.path.join(folder, os.path.splitext(os.path.basename(args.config))[0] + ".npz")
-        if args.log_dir is None and config.log_dir is not None:
-            config.log_dir = os.path.join(folder, "tensorboard")
-    if config.log_dir is not None:
+    settings = read_settings(args.config)
+    log_dir_given = args.log_dir is not None or "log_dir" in settings
+    if log_dir_given and config.log_dir is not None:
         check_output_path(config.log_dir, "--log-dir" if args.log_dir is not None else f"log_dir (in {args.config})",
                           folder_only=True)
+    if args.out is not None or "out" in settings:  # a path the user gave
+        out = args.out if args.out is not None else config.out
+        check_output_path(out, "--out" if args.out is not None else f"out (in {args.config})")
+    else:  # no path given: a new run folder
+        out = os.path.join(run_dir("train-cfr"), os.path.splitext(os.path.basename(args.config))[0] + ".npz")
+    if not log_dir_given:  # the TensorBoard log goes beside the policy
+        config.log_dir = os.path.dirname(out) or "."
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True)
@@ -91,6 +93,8 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     print(f"wrote {summary['out']}: {summary['algorithm']} on {summary['rules_name']}, "
           f"{summary['iterations']:,} iterations in {summary['seconds']:.1f} s of training")
     print(f"  last measurement: {_brief(summary['curve'][-1])}")
+    if summary["log_dir"] is not None:
+        print(f"  TensorBoard: tensorboard --logdir {summary['log_dir']}")
     return 0
 
 

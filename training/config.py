@@ -91,6 +91,19 @@ def check_ranges(config: object, integers: tuple, numbers: tuple, positive: set[
             raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")
 
 
+def check_agent_specs(name: str, specs: object, rules: object) -> None:
+    """ValueError unless the setting ``name`` is a list of agent specs that build under ``rules``
+    (checked with the config, not at the first evaluation)."""
+    from tiengow.agents.base import make_agent
+    if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs):
+        raise ValueError(f"{name} must be a list of agent specs, as in [greedy, expert], got {specs!r}")
+    for spec in specs:
+        try:
+            make_agent(spec, rules)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+
+
 def parse_overrides(items: list[str]) -> dict:
     """``["lr=1e-4", "pool_weights={greedy: 1}"]`` -> ``{"lr": 0.0001, ...}`` (values read as YAML)."""
     out = {}

@@ -61,7 +61,7 @@ from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
 from . import _ppo_kernels as PK
-from .config import build, check_ranges, parse_overrides, read_config
+from .config import build, check_agent_specs, check_ranges, parse_overrides, read_config
 from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval, plot_curve
 from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
@@ -232,14 +232,7 @@ class PpoConfig:
         if self.opponent_mix > 0 and not sum(w for k, w in self.pool_weights.items() if k != "past") > 0:
             raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
                              "> 0 (the pool has no past snapshot before the first pool_interval updates)")
-        if not isinstance(self.eval_opponents, list) or not all(isinstance(o, str) for o in self.eval_opponents):
-            raise ValueError(f"eval_opponents is a list of agent specs, as in [expert, search], got "
-                             f"{self.eval_opponents!r}")
-        for spec in self.eval_opponents:
-            try:
-                make_agent(spec, self.rules)
-            except ValueError as err:
-                raise ValueError(f"eval_opponents: {err}") from None
+        check_agent_specs("eval_opponents", self.eval_opponents, self.rules)
         if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)
                                      or self.out.endswith(("/", os.sep))):
             raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {self.out!r}")
