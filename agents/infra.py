@@ -308,11 +308,11 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
     wanted = f"an integer >= {low}" if high == INT64_MAX else f"an integer from {low} to {high:,}"
 
     def parse(text: str) -> int:
-        try:
-            value = int(text) if len(text) <= 40 else None
+        digits = text.strip().lstrip("+-")
+        try:  # digits 0-9 only: int() would take 1_0 and other scripts' digits
+            value = int(text) if len(text) <= 40 and digits.isascii() and digits.isdigit() else None
         except ValueError:
             value = None
-        digits = text.strip().lstrip("+-")
         too_large = digits.isdigit() and (value is None or value > INT64_MAX)  # say the bound the type has
         bound = f"must be {wanted}" + " and at most 2^63 - 1" * (too_large and high == INT64_MAX)
         if value is None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tiengow_env.checks import check_not_a_pipe
 from tiengow_env.combos import table_for
 from tiengow_env.game import Game
 from tiengow_env.observation import ObservationLayout
@@ -59,6 +60,7 @@ def read_checkpoint(path: str) -> dict:
     missing, corrupt, not a PPO checkpoint, of another version, or without config and model."""
     if not os.path.exists(path):
         raise ValueError(f"PPO checkpoint {path} does not exist")
+    check_not_a_pipe(path, f"PPO checkpoint {path}")
     try:
         import torch
     except ImportError:

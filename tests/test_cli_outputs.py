@@ -110,3 +110,24 @@ def test_a_closed_standard_stream_is_not_an_internal_error(closed, tmp_path):
                f"{closed}")
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+
+
+def test_a_pipe_is_refused_before_it_is_opened(tmp_path, capsys):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert "is a pipe or a socket, not a file" in one_line_error(capsys, "eval", f"ppo:{fifo}", "--vs", "random")
+    assert "is a pipe or a socket, not a file" in one_line_error(capsys, "train", "ppo", "--config", str(fifo))
+
+
+def test_config_names_and_settings_are_read_as_people_mean_them(tmp_path, capsys, monkeypatch):
+    from tiengow.training.config import parse_overrides, read_settings
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ppo").mkdir()  # a folder named like a shipped config does not hide it
+    assert read_settings("ppo")["hidden"] > 0
+    (tmp_path / "c.yaml").write_text("lr: 1e-4\nseed: 2.5e3\n")
+    assert read_settings("c.yaml") == {"lr": 1e-4, "seed": 2500.0}
+    assert parse_overrides(["lr=1e-4", "deck=6-6"]) == {"lr": 1e-4, "deck": "6-6"}
+    assert "--set x is given twice" in one_line_error(capsys, "train", "ppo", "--set", "x=1", "--set", "x=2")
+    for seed in ("1_0", "\u0663"):  # int() takes both
+        assert cli.main(["eval", "random", "--vs", "greedy", "--deals", "1", "--seed", seed]) == 2
+        assert "argument --seed: must be an integer >= 0" in capsys.readouterr().err

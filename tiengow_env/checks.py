@@ -9,7 +9,9 @@ import functools
 import json
 import math
 import numbers
+import os
 import reprlib
+import stat
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -98,6 +100,7 @@ def read_small_file(path: str, what: str) -> bytes:
     """The bytes of a small input file (a rules file, a config), read up to a limit, so that a
     device or an endless stream is refused at once; ValueError starting with ``what`` (the
     file as the message names it) when it cannot be read or is too large."""
+    check_not_a_pipe(path, what)
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_SMALL_FILE_BYTES + 1)
@@ -106,6 +109,16 @@ def read_small_file(path: str, what: str) -> bytes:
     if len(raw) > MAX_SMALL_FILE_BYTES:
         raise ValueError(f"{what} is larger than {MAX_SMALL_FILE_BYTES >> 20} MB: too large to be one")
     return raw
+
+
+def check_not_a_pipe(path: str, what: str) -> None:
+    """ValueError when ``path`` is a named pipe (FIFO) or a socket: opening one waits for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the open that follows says why
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise ValueError(f"{what} is a pipe or a socket, not a file: reading it would wait for a writer")
 
 
 class DuplicateKeyError(ValueError):
@@ -136,10 +149,12 @@ def load_yaml(text: str | bytes) -> Any:
 
 @functools.cache
 def _unique_keys_loader() -> type:
+    import re
+
     import yaml
     from yaml.constructor import ConstructorError
 
-    class UniqueKeysLoader(yaml.SafeLoader):
+    class UniqueKeysLoader(yaml.SafeLoader):  # and reads 1e-4 as a number, as YAML 1.2 and people do
         def construct_mapping(self, node, deep=False):
             if isinstance(node, yaml.MappingNode):
                 seen = set()
@@ -157,4 +172,8 @@ def _unique_keys_loader() -> type:
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e-4 and 2.5e3 were text
+    UniqueKeysLoader.add_implicit_resolver("tag:yaml.org,2002:float",
+                                           re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
+                                           list("-+0123456789"))
     return UniqueKeysLoader

@@ -28,7 +28,8 @@ def shipped_configs() -> list[str]:
 def config_text(spec: str) -> tuple[str, str]:
     """(text, where) of a config given as a path or a shipped name (module doc); ValueError
     listing the shipped names when it is neither."""
-    if os.path.exists(spec):
+    name = spec[:-5] if spec.endswith(".yaml") else spec
+    if os.path.exists(spec) and not (os.path.isdir(spec) and name in shipped_configs()):  # a folder ppo/ is no config
         raw = read_small_file(spec, f"config {spec}")
         try:
             return raw.decode("utf-8"), spec
@@ -115,11 +116,8 @@ def parse_overrides(items: list[str]) -> dict:
             value = load_yaml(text)
         except Exception as err:  # yaml's own error types
             raise ValueError(f"--set {item!r}: the value is not valid YAML ({parse_error_text(err)})") from None
-        if isinstance(value, str):  # YAML reads 1e-4 as a string; numbers people type should be numbers
-            try:
-                value = float(value)
-            except ValueError:
-                pass
+        if name.strip() in out:
+            raise ValueError(f"--set {name.strip()} is given twice; which value is meant?")
         out[name.strip()] = value
     return out
 
