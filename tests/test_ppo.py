@@ -431,7 +431,7 @@ def test_config_overrides_and_errors(tmp_path):
 @pytest.mark.parametrize("override, words", [
     ("ent_coef=abc", "ent_coef must be a finite number >= 0, got 'abc'"),
     ("target_kl=-1", "target_kl must be a finite number > 0 or null, got -1"),
-    ("lr=inf", "lr must be a finite number > 0, got inf"), ("clip_coef=nan", "clip_coef must be a finite number"),
+    ("lr=inf", "lr must be a finite number > 0, got 'inf'"), ("clip_coef=nan", "clip_coef must be a finite number"),
     ("max_seconds=nan", "max_seconds must be a finite number > 0 or null"),
     ("threads=1000000", "threads must be a whole number from 1 to 256"),
     ("pool_size=1.5", "pool_size must be a whole number from 0 to 10,000, got 1.5"),

@@ -116,9 +116,7 @@ def parse_overrides(items: list[str]) -> dict:
             value = load_yaml(text)
         except Exception as err:  # yaml's own error types
             raise ValueError(f"--set {item!r}: the value is not valid YAML ({parse_error_text(err)})") from None
-        if name.strip() in out:
-            raise ValueError(f"--set {name.strip()} is given twice; which value is meant?")
-        out[name.strip()] = value
+        out[name.strip()] = value  # a name given twice: the later wins, as later options do
     return out
 
 
