@@ -331,9 +331,8 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
             new_log_prob = log_probs.gather(1, action[batch, None]).squeeze(1)
             log_ratio = new_log_prob - old_log_prob[batch]
             ratio = log_ratio.exp()
-            adv = advantages[batch] - advantages[batch].mean()
-            if len(batch) > 1:  # a minibatch of one decision has no spread (its std is nan)
-                adv = adv / (adv.std() + 1e-8)
+            adv = advantages[batch]  # normalised; a minibatch of one decision has no spread (its std is nan)
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(batch) > 1 else adv - adv.mean()
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
             value_loss = 0.5 * (values - returns[batch]).square().mean()
             probs = log_probs.exp()
