@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -66,7 +67,9 @@ def read_checkpoint(path: str) -> dict:
     except ImportError:
         raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's own words about old pickles: the message below is ours
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for a damaged zip or pickle
         # torch's own text runs to several long sentences about weights_only: one clause is enough
         raise ValueError(f"{path} is not a readable PPO checkpoint (not a PyTorch file of tensors, or "

@@ -131,3 +131,9 @@ def test_config_names_and_settings_are_read_as_people_mean_them(tmp_path, capsys
     for seed in ("1_0", "\u0663"):  # int() takes both
         assert cli.main(["eval", "random", "--vs", "greedy", "--deals", "1", "--seed", seed]) == 2
         assert "argument --seed: must be an integer >= 0" in capsys.readouterr().err
+
+
+def test_an_old_pickle_checkpoint_is_one_line_without_torchs_warnings(tmp_path, capsys):
+    path = tmp_path / "p4.pt"
+    torch.save({"x": 1}, path, _use_new_zipfile_serialization=False, pickle_protocol=4)
+    assert "is not a readable PPO checkpoint" in one_line_error(capsys, "eval", f"ppo:{path}", "--vs", "random")

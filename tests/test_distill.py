@@ -41,7 +41,7 @@ def test_without_held_out_decisions_it_says_so_and_writes_where_told(tmp_path, m
     monkeypatch.chdir(tmp_path)
     assert main(["train", "distill", *TINY, "--set", "validation=0", "--out", "net.pt"]) == 0
     printed = capsys.readouterr()
-    assert "no decisions held out (validation=0)" in printed.out and "nan" not in printed.out + printed.err
+    assert "no decisions held out (validation=0 of " in printed.out and "nan" not in printed.out + printed.err
     assert re.search(r"^distill: epoch 1/1, [0-9.]+ min$", printed.err, re.M) and "agreement" not in printed.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["net.pt"]  # no runs/ folder beside it
     assert read_checkpoint("net.pt")["distill"]["summary"]["held_out"] == 0

@@ -59,7 +59,8 @@ def cmd_train_distill(args: argparse.Namespace) -> int:
         print(f"  agreement with {config.teacher} on {summary['held_out']:,} held-out decisions: "
               f"{summary['agreement_before']:.1%} before, {summary['agreement_after']:.1%} after")
     else:
-        print("  no decisions held out (validation=0): agreement with the teacher not measured")
+        print(f"  no decisions held out (validation={config.validation:g} of {summary['decisions']:,} decisions): "
+              "agreement with the teacher not measured")
     print(f"  play it: tiengow eval ppo:{summary['out']} --vs ppo; search with it: "
           f"tiengow eval champion:prior={summary['out']} --vs search")
     return 0
