@@ -102,8 +102,8 @@ class Session:
         self.rules = RuleSet.from_spec(rules)
         if type(hands) is not int or hands < 1:
             raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
-        self.rules.check_match(hands)  # episode chips stay within int64
-        self.reward_scale = check_reward_scale(reward_scale, hands * self.rules.payment_bound(hands), np.float64)
+        most = self.rules.check_match(hands)  # episode chips stay within int64
+        self.reward_scale = check_reward_scale(reward_scale, most, np.float64)
         self.hands = hands
         self.combos = table_for(self.rules)
         self.table = self.combos.table

@@ -102,7 +102,7 @@ class ObservationLayout:
             ("size", (4,), 0, 1), ("acted", (1,), 0, P), ("owed", (1,), 0, 4), ("phase", (4,), 0, 1),
             ("columns", (P,), 0, H), ("tiles_left", (P,), 0, H), ("banker", (P,), 0, 1),
             ("trick", (MAX_TRICKS + 1,), 0, 1), ("chips", (P,), -np.inf, np.inf),
-            ("doomed", (1,), 0, 1), ("streak", (1,), 0, np.inf),  # bounded by the rules, if at all: bounds()
+            ("doomed", (1,), 0, 1), ("streak", (1,), 0, np.inf),  # the chips: bounds()
         ]
 
     def information_views(self) -> list[tuple[str, tuple[int, ...], float, float]]:
@@ -138,13 +138,11 @@ class ObservationLayout:
     def information_size(self) -> int:
         return int(self.offsets[O_INFO_TOTAL])
 
-    def bounds(self, most_chips: float = np.inf, most_streak: float = np.inf,
-               information: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """float32 (low, high) arrays for a Box space: the chips view within +-``most_chips`` and
-        the streak at most ``most_streak`` (``RuleSet.payment_bound`` and the hands of an
-        episode give them; open without them)."""
+    def bounds(self, most_chips: float = np.inf, information: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """float32 (low, high) arrays for a Box space, the chips view within +-``most_chips``
+        (``RuleSet.payment_bound`` gives it; open without it). The streak view is open."""
         views = self.information_views() if information else self.observation_views()
-        given = {"chips": (-most_chips, most_chips), "streak": (0, most_streak)}
+        given = {"chips": (-most_chips, most_chips)}
         limits = [given.get(name, (lo, hi)) + (int(np.prod(shape)),) for name, shape, lo, hi in views]
         low = np.concatenate([np.full(n, lo, dtype=np.float32) for lo, _, n in limits])
         high = np.concatenate([np.full(n, hi, dtype=np.float32) for _, hi, n in limits])

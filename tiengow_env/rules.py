@@ -122,14 +122,15 @@ class RuleSet:
                              "2^63 - 1 (RULES.md section 8); use a smaller streak or smaller stakes")
         return streak
 
-    def check_match(self, hands: int) -> None:
-        """ValueError when a match of ``hands`` hands could pay more chips than int64 holds: hand
-        k has a streak of at most k, so each pays at most ``payment_bound(hands)``."""
+    def check_match(self, hands: int) -> int:
+        """The most chips a match of ``hands`` hands can pay (hand k has a streak of at most k, so
+        each pays at most ``payment_bound(hands)``); ValueError when int64 cannot hold it."""
         total = hands * self.payment_bound(hands)
         if total > INT64_MAX:
             raise ValueError(f"a match of {hands} hands with trick_bonus_stakes {list(self.trick_bonus_stakes)} "
                              f"could pay up to {total} chips, beyond 2^63 - 1 (RULES.md section 8); "
                              "use fewer hands or smaller stakes")
+        return total
 
     def switches(self) -> dict[str, Any]:
         """The switches as plain JSON values (the ``name`` is not a switch)."""

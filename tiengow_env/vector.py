@@ -54,8 +54,8 @@ class VectorEnv:
             raise ValueError(f"hands must be an integer >= 1 (hands per episode), got {short_repr(hands)}")
         seed = check_seed(seed)
         self.rules = RuleSet.from_spec(rules)
-        self.rules.check_match(hands)  # episode chips stay within int64
-        self.reward_scale = check_reward_scale(reward_scale, hands * self.rules.payment_bound(hands), np.float32)
+        most = self.rules.check_match(hands)  # episode chips stay within int64
+        self.reward_scale = check_reward_scale(reward_scale, most, np.float32)
         self.combos = table_for(self.rules)
         self.num_envs = num_envs
         self.hands = hands

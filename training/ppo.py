@@ -386,15 +386,14 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     of a thread of this process; everything else is the same. Outputs: ``config.with_outputs()``
     (the summary's ``out`` and ``log_dir`` say where they went)."""
     config.validate()
-    if config.out is not None:  # paths the person gave are checked before any work; the default is new
-        check_output_path(config.out, "out")
-    log_dir = config.log_dir if config.log_dir is not None else os.path.dirname(config.out or "") or "."
-    if config.log_dir:  # False: no logs
-        check_output_path(config.log_dir, "log_dir", folder_only=True)
-    if resume is None and log_dir and (config.out is not None or config.log_dir) \
-            and os.path.exists(os.path.join(log_dir, "curve.json")):
-        raise ValueError(f"{log_dir} already holds the curve.json and logs of another run; give out (--out) in a new "
-                         "or empty folder, or another log_dir, so that this run does not write over them")
+    given = config.with_outputs() if config.out is not None else config  # no run folder made yet
+    if given.out is not None:  # the paths the person gave are checked before any work
+        check_output_path(given.out, "out")
+    if given.log_dir:  # False: no logs
+        check_output_path(given.log_dir, "log_dir", folder_only=True)
+        if resume is None and os.path.exists(os.path.join(given.log_dir, "curve.json")):
+            raise ValueError(f"{given.log_dir} already holds the curve.json and logs of another run; give out (--out) "
+                             "in a new or empty folder, or another log_dir, so that this run does not write over them")
     torch.set_num_threads(config.threads)
     batch_steps = config.num_envs * config.rollout_steps
     num_updates = config.updates

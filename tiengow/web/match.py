@@ -288,21 +288,17 @@ class WebMatch:
         self.check_in_play()
         if game.to_act != self.me:
             raise Refused(f"it is not your turn: seat {game.to_act} is to act", 409)
-        if not isinstance(body, dict):
-            body = None
-        else:
-            body = dict(body)
-            version = body.pop("version", None)
-            if version is not None and type(version) is not int:
-                raise Refused(f"version is the whole number of the view the move was chosen in, got "
-                              f"{short_repr(version)}")
-            if version is not None and version != self.version:
-                raise Refused(f"this move was chosen in view {version}, and the game has moved on to view "
-                              f"{self.version}: look at the table again", 409)
-        if body is None or len(body) != 1:
+        move = dict(body) if isinstance(body, dict) else {}
+        version = move.pop("version", None)
+        if version is not None and type(version) is not int:
+            raise Refused(f"version is the whole number of the view the move was chosen in, got {short_repr(version)}")
+        if version is not None and version != self.version:
+            raise Refused(f"this move was chosen in view {version}, and the game has moved on to view "
+                          f"{self.version}: look at the table again", 409)
+        if len(move) != 1:
             raise Refused('a move is one of {"option": n}, {"play": [tiles]}, {"discard": [tiles]} '
                           'or {"declare": true|false}, with "version": the view\'s version if you like')
-        (kind, value), = body.items()
+        (kind, value), = move.items()
         options, _ = menu(game)
         if kind == "option":
             if type(value) is not int or not 0 <= value < len(options):
