@@ -381,6 +381,18 @@ def test_vector_match_matches_aec_match():
         assert not venv.terminated[0]
 
 
+def test_the_gymnasium_env_refuses_views_before_reset():
+    # As the AEC env does: before the first reset there is no hand, and a picture of an empty
+    # table ("One Red Dot: player_0 may declare" under standard rules) would be wrong.
+    env = TienGowEnv(render_mode="ansi")
+    for call in (env.render, env.information_state):
+        with pytest.raises(ValueError, match=r"call reset\(\) before"):
+            call()
+    env.reset(seed=1)
+    assert "player_0 (learner)" in env.render()
+    assert env.information_state().shape == (env.session.layout.information_size,)
+
+
 def test_an_opponent_policy_that_fails_ends_the_episode_until_reset():
     calls = []
 

@@ -186,6 +186,8 @@ class TienGowEnv(gym.Env):
 
     def information_state(self) -> np.ndarray:
         """The learning seat's perfect-recall information-state vector (``observation.py``)."""
+        if not self.session.seeded:
+            raise ValueError("call reset() before information_state()")
         return self.session.information_state(self.seat)
 
     def action_masks(self) -> np.ndarray:
@@ -196,6 +198,8 @@ class TienGowEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
             return None
+        if not self.session.seeded:
+            raise ValueError("call reset() before render()")
         names = [f"player_{s}" + (" (learner)" if s == self.seat else "") for s in range(self.session.players)]
         text = self.session.render_text(names)
         if self.render_mode == "ansi":
