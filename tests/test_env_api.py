@@ -381,6 +381,28 @@ def test_vector_match_matches_aec_match():
         assert not venv.terminated[0]
 
 
+def test_a_0d_integer_array_is_an_action_as_in_discrete():
+    # Discrete(A) contains np.array(a), and Stable-Baselines3's predict (sb3-contrib's MaskablePPO,
+    # whose action_masks() convention the Gymnasium env follows) returns one for one observation.
+    env = TienGowEnv()
+    _, info = env.reset(seed=1)
+    action = np.array(np.flatnonzero(info["action_mask"])[0])
+    assert env.action_space.contains(action)
+    env.step(action)
+    _, info = env.reset(seed=1)
+    illegal = np.array(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match=r"action \d+ \(.*\) is not legal for seat 0"):
+        env.step(illegal)
+    aec = tiengow_v0.raw_env()
+    aec.reset(seed=1)
+    aec.step(np.array(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0], dtype=np.int32))
+    for bad in (np.array(True), np.array(1.0), np.array([int(action)]), np.array(84)):
+        state = aec.session.state.copy()
+        with pytest.raises(ValueError, match=r"an action is an integer id 0\.\.83"):
+            aec.step(bad)
+        assert np.array_equal(aec.session.state, state)
+
+
 def test_the_gymnasium_env_refuses_views_before_reset():
     # As the AEC env does: before the first reset there is no hand, and a picture of an empty
     # table ("One Red Dot: player_0 may declare" under standard rules) would be wrong.

@@ -55,6 +55,7 @@ outside the mask logs PettingZoo's illegal-move warning and ends the episode for
 (every termination and truncation True), the offender gets ``illegal_reward`` and the others
 0. In both, anything but an action id 0..A-1 for a live agent (a float, a bool, an id out of
 range, None) raises ``ValueError`` and changes nothing, and a done agent's only action is None.
+An action id is an int, a numpy integer or a 0-d integer array (as ``Discrete(A)`` has them).
 
 Order of calls, in both (what PettingZoo's ``OrderEnforcingWrapper`` checks; ``env()`` does
 it natively and is not wrapped, so ``env().unwrapped`` is the env itself): ``step``,
@@ -168,7 +169,9 @@ class Session:
         is in play or ``action`` is not an integer id 0..A-1 (nothing changes).
         """
         if type(action) is not int:  # plain ints skip the slower checks
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+                action = action.item()  # a 0-d array: in Discrete(A), and what SB3's predict returns for one env
+            elif isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
                 raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {short_repr(action)}")
             action = int(action)
         if not 0 <= action < self.num_actions:

@@ -173,7 +173,7 @@ class TienGowEnv(gym.Env):
         if isinstance(action, SampledAction):
             action = action.resolve(self._mask)
         if session.step(action) < 0:  # not legal: nothing has changed
-            raise ValueError(session.illegal_message(action))
+            raise ValueError(session.illegal_message(int(action)))
         chips = int(session.delta[self.seat]) + self._carry
         self._carry = 0
         chips += self._play_opponents(before_first_decision=False)
@@ -250,7 +250,7 @@ class TienGowEnv(gym.Env):
                 except ValueError as err:
                     raise ValueError(f"the opponent at seat {seat}: {err}") from None
                 if status == ENV_ILLEGAL:
-                    raise ValueError(f"the opponent at seat {seat}: {session.illegal_message(action)}")
+                    raise ValueError(f"the opponent at seat {seat}: {session.illegal_message(int(action))}")
             chips += int(session.delta[self.seat])
 
     def _observation(self) -> np.ndarray:
