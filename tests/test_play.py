@@ -203,7 +203,8 @@ def following_game() -> tuple[Game, HandLog]:
 
 @pytest.mark.parametrize("typed,what,detail", [
     ("1-1", "ask", "does not beat"),                      # a civil single that cannot beat Heaven
-    ("6-3", "ask", "cannot beat"),                        # military cannot beat civil
+    ("6-3", "ask", "6-3 (military single) cannot beat a civil single"),  # classes in words, not civil_single
+    ("1-1 6-3", "error", "This trick needs exactly 1 tile, got 2"),  # the count, not "the list shows every lead"
     ("d 5-1", "apply", {"seat": 0, "discard": ["5-1"]}),
     ("discard 1-5", "apply", {"seat": 0, "discard": ["5-1"]}),
     ("5-1 5-1", "error", "exactly 1 tile"),

@@ -404,6 +404,15 @@ def test_a_league_renders_whatever_fields_it_has(folder):
     assert uploaded["matrix"] == view["matrix"] and uploaded["path"] is None
 
 
+def test_a_league_written_by_tiengow_league_shows_no_raw_json():
+    # The file as `tiengow league` writes it: its CIs by name in cross_ci95 go to the heat map's
+    # cells, not into the info line as a JSON dump cut off at 200 characters.
+    from tiengow.agents.arena import league
+    view = league_view(league(["random", "greedy"], deals=2, seed=0))
+    assert "cross_ci95" not in view["info"] and not any("{" in v for v in view["info"].values())
+    assert view["ci"][0][1] is not None and view["ci"][1][0] is not None and view["ci"][0][0] is None
+
+
 @pytest.mark.parametrize("data, words", [
     ([1, 2], "expected a JSON object"), ({"agents": ["a"]}, "'agents' must be a list of 2"),
     ({"agents": ["a", "a"], "cross_table": {}}, "different agent names"),

@@ -193,3 +193,72 @@ def test_a_bot_the_page_may_not_run_is_refused_and_a_hand_the_disk_refuses_says_
     page.wait_for_selector("#settlement:not(.hidden)", timeout=60_000)
     assert "Record not saved: cannot save the hand record hand-001.json" in page.inner_text("#settlement")
     shot(page, "record_not_saved.png")
+
+
+def start_playing(page, url: str, seed: str = "5", hands: str = "2") -> None:
+    open_page(page, url)
+    page.fill("#seed", seed)
+    page.fill("#hands", hands)
+    page.click("#start")
+    page.wait_for_selector("#hand .tile")
+
+
+def test_a_tab_left_behind_draws_the_game_as_it_is_when_its_move_is_refused(page, site, browser):
+    url, _ = site
+    start_playing(page, url)
+    other = page.context.new_page()  # the same session in a second tab, which moves first
+    open_page(other, url)
+    version = other.evaluate("document.body.dataset.version")
+    other.click("#moves .move >> nth=0")
+    wait_for_change(other, version)
+    page.click("#moves .move >> nth=0")  # the first tab still shows the old view
+    page.wait_for_selector("#move-error:not(:empty)")
+    assert "the game has moved on" in page.inner_text("#move-error")
+    page.wait_for_function("v => document.body.dataset.version === v",
+                           arg=other.evaluate("document.body.dataset.version"))
+    assert page.inner_text("#log") == other.inner_text("#log")
+
+
+def test_next_hand_clicked_twice_starts_one_hand_and_says_nothing_wrong(page, site):
+    url, _ = site
+    start_playing(page, url)
+    while not page.is_visible("#settlement"):
+        version = page.evaluate("document.body.dataset.version")
+        page.click("#moves .move >> nth=0")
+        wait_for_change(page, version)
+    page.dblclick("#next-hand")
+    page.wait_for_selector("#hand .tile")
+    page.wait_for_load_state("networkidle")
+    assert page.inner_text("#setup-error") == "" and page.inner_text("#match-info").startswith("Hand 2 of 2")
+
+
+def test_tiles_are_selected_from_the_keyboard(page, site):
+    url, _ = site
+    start_playing(page, url)
+    action = json.loads(page.get_attribute("#moves .move >> nth=0", "data-action"))
+    kind = "play" if "play" in action else "discard"
+    index = page.get_attribute(f"#hand .tile[data-tile='{action[kind][0]}']", "data-index")
+    page.focus(f"#hand .tile[data-index='{index}']")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.dataset.index") == index  # focus stays on the tile
+    assert page.get_attribute(f"#hand .tile[data-index='{index}']", "aria-pressed") == "true"
+    assert action[kind][0] in page.inner_text("#prompt")
+    page.keyboard.press(" ")
+    assert page.get_attribute(f"#hand .tile[data-index='{index}']", "aria-pressed") == "false"
+
+
+def test_a_hand_is_played_on_a_phone(browser, site):
+    url, _ = site
+    context = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        start_playing(page, url, hands="1")
+        while not page.is_visible("#settlement"):
+            version = page.evaluate("document.body.dataset.version")
+            page.tap("#moves .move >> nth=0", timeout=5_000)  # nothing lies over the moves
+            wait_for_change(page, version)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375  # no sideways scrolling
+        shot(page, "phone_settlement.png")
+    finally:
+        context.close()

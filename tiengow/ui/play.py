@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable
@@ -238,11 +239,13 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
         held = "; ".join(f"you hold only {hand.count(t)} x {NAMES[t]}" if t in hand else f"you do not hold {NAMES[t]}"
                          for t in sorted(missing))
         return "error", f"{held[0].upper()}{held[1:]}. Your tiles: {R.names(hand)}."
+    size = int(game.state[L.S_SIZE])
+    if game.phase == "follow" and len(types) != size:  # before "is not a combination": the count is what is wrong
+        return "error", f"This trick needs exactly {size} tile{'s' * (size > 1)}, got {len(types)}."
     action = {"seat": seat, kind: [NAMES[t] for t in sorted(types)]}
     why = probe(game, action)
     if why is None:
         return "apply", action
-    size = int(game.state[L.S_SIZE])
     if kind == "play" and game.phase == "follow" and game.combos.find(types) >= 0:
         mine, best = game.combos.combos[game.combos.find(types)], game.combos.combos[int(game.state[L.S_BEST])]
         if (mine.cls, mine.strength) == (best.cls, best.strength):
@@ -271,8 +274,11 @@ def _for_you(message: str, game: Game) -> str:
                               "you lead, so you cannot discard: play a combination")
     message = message.replace("must answer with exactly", "this trick needs exactly")
     message = message.replace(f"seat {seat} ", "you ")
+    for cls in {c.cls for c in game.combos.combos}:  # the core names classes by their ids: words for people
+        title = R.CLASS_TITLES.get(cls) or "{1}-tile {0} set".format(*cls.split("_"))  # same_suit_any: civil_3
+        message = re.sub(rf"\b{cls}\b", title, message)
     if " is not a combination" in message:
-        message += " (the numbered list shows every lead you have)"
+        message += f" (the numbered list shows every {'lead' if game.phase == 'lead' else 'move'} you have)"
     return message[0].upper() + message[1:]
 
 

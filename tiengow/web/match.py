@@ -150,7 +150,7 @@ def names_file(name: str, argument: str) -> bool:
 def for_page(message: str) -> str:
     """A message of ``tiengow play``'s reader, worded for the page (no typing, no numbered list)."""
     return (message.replace(" Type ? for help.", "")
-            .replace("the numbered list shows every lead you have", "the legal moves below show every lead you have"))
+            .replace("the numbered list shows every", "the legal moves below show every"))
 
 
 def hand_seed(seed: int, hand: int, seat: int) -> int:

@@ -218,6 +218,14 @@ def league_view(data: object) -> dict:
         if isinstance(bounds, list) and len(bounds) == 2 and all(number(b) is not None for b in bounds):
             ci[i][j] = [float(b) for b in bounds]
         details[i][j] = {k: cell(v, k) for k, v in match.items() if k not in ("candidate", "opponent")}
+    cross_ci = data.get("cross_ci95")  # tiengow league's CIs by name: where the matches give none
+    if isinstance(cross_ci, dict):
+        for i, a in enumerate(agents):
+            for j, b in enumerate(agents):
+                bounds = (cross_ci.get(a) or {}).get(b) if isinstance(cross_ci.get(a), dict) else None
+                if (ci[i][j] is None and i != j and isinstance(bounds, list) and len(bounds) == 2
+                        and all(number(x) is not None for x in bounds)):
+                    ci[i][j] = [float(x) for x in bounds]
     rows = data.get("ranking")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         means = [sum(v for v in row if v is not None) / max(1, sum(v is not None for v in row)) for row in matrix]
@@ -226,7 +234,8 @@ def league_view(data: object) -> dict:
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
-    info = {k: cell(v, k) for k, v in data.items() if k not in ("agents", "cross_table", "ranking", "matches")}
+    shown = ("agents", "cross_table", "cross_ci95", "ranking", "matches")  # drawn as tables, not as info
+    info = {k: cell(v, k) for k, v in data.items() if k not in shown}
     return {"agents": agents, "matrix": matrix, "ci": ci, "details": details,
             "ranking": {"columns": columns, "rows": [[cell(r.get(k), k) for k in columns] for r in rows]},
             "info": info}

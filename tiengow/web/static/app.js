@@ -44,6 +44,7 @@ async function request(path, body) {
   if (!response.ok) {
     const err = new Error(data.error || `request failed (${response.status})`);
     err.data = data;
+    err.status = response.status;
     throw err;
   }
   return data;
@@ -294,7 +295,17 @@ function drawYou(m) {
       tile.dataset.index = i;
       tile.classList.toggle("selected", ui.selected.has(i));
       tile.classList.add("clickable");
+      tile.tabIndex = 0;  // selectable from the keyboard too: Tab to a tile, Enter or Space
+      tile.setAttribute("role", "button");
+      tile.setAttribute("aria-pressed", String(ui.selected.has(i)));
       tile.addEventListener("click", () => toggleTile(i));
+      tile.addEventListener("keydown", (e) => {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        toggleTile(i);
+        const again = document.querySelector(`#hand .tile[data-index="${i}"]`);  // the hand was drawn afresh
+        if (again) again.focus();
+      });
       g.append(tile);
     }
     if (group.title) g.append(el("span", { class: "group-title", text: group.title }));
@@ -343,6 +354,7 @@ async function send(move) {
     ui.selected.clear();
     setMatch(data.match);
   } catch (err) {
+    if (err.status === 409) await refresh();  // the game moved on (another tab, a second click): draw it as it is
     showError("#move-error", err);
     if (err.data && err.data.discard) {
       ui.suggested = err.data.discard;
@@ -388,7 +400,23 @@ function drawSettlement(m) {
 }
 
 async function nextHand() {
-  try { setMatch((await api("/api/next", {})).match); } catch (err) { showError("#setup-error", err); }
+  if (ui.sending) return;  // a second click while the first is on its way
+  ui.sending = true;
+  try { setMatch((await api("/api/next", {})).match); } catch (err) {
+    if (err.status === 409) await refresh();  // the next hand was started already (a second click, another tab)
+    else showError("#setup-error", err);
+  } finally {
+    ui.sending = false;
+  }
+}
+
+async function refresh() {
+  // The server's match as it is now, drawn afresh (the selection belonged to the old view).
+  try {
+    const data = await api("/api/state");
+    ui.selected.clear();
+    setMatch(data.match);
+  } catch (err) { showError("#setup-error", err); }
 }
 
 // ----------------------------------------------------------------------------- watching
@@ -454,7 +482,7 @@ async function openReplay() {
     ui.replay = await api(`/api/replay?${q}`);
     ui.frame = 0;
     drawReplay();
-  } catch (err) { ui.replay = null; put($("#replay-view")); showError("#replay-error", err); }
+  } catch (err) { ui.replay = null; put($("#replay-view")); $("#replay-pos").textContent = ""; showError("#replay-error", err); }
 }
 
 function stepReplay(to) {
