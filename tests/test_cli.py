@@ -228,6 +228,13 @@ def test_version(capsys):
     assert status == 0 and out == f"tiengow {__version__}\n"
 
 
+def test_python_dash_m_tiengow_is_the_command(tmp_path):
+    from tiengow_env import __version__
+    done = subprocess.run([sys.executable, "-m", "tiengow", "--version"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"tiengow {__version__}\n", done.stderr
+
+
 def test_a_closed_pipe_ends_quietly(tmp_path):
     """`tiengow replay F | head -1`: the reader goes away after one line; no traceback. The file
     is long enough (about 1 MB of results) that the writer meets the closed pipe."""
