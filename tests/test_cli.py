@@ -162,6 +162,12 @@ def test_every_option_has_help_with_its_default():
     assert not missing, missing
 
 
+def test_every_help_text_reads_as_printed():
+    # argparse expands %-escapes in an option's help, not in a description: there "%%" stays "%%"
+    doubled = [name for name, parser in all_parsers() if "%%" in parser.format_help()]
+    assert not doubled, doubled
+
+
 BAD_YAML = "a: [1, 2\nb: }\n"
 
 
