@@ -162,6 +162,17 @@ def test_every_option_has_help_with_its_default():
     assert not missing, missing
 
 
+@pytest.mark.parametrize("argv, where", [
+    (["train", "cfr", "--config", "cfr_micro", "--set", "iterations=2"], "tiengow train cfr --help"),
+    (["eval", "greedy", "--vs", "random", "--bogus"], "tiengow eval --help"),
+    (["rules", "micro", "extra"], "tiengow rules --help"),
+])
+def test_an_unknown_word_points_at_the_help_of_its_sub_command(capsys, argv, where):
+    status, _, err = run(capsys, *argv)
+    assert status == 2 and err.startswith("tiengow: error: unrecognized arguments: ")
+    assert err.endswith(f"(see {where})\n")
+
+
 def test_every_help_text_reads_as_printed():
     # argparse expands %-escapes in an option's help, not in a description: there "%%" stays "%%"
     doubled = [name for name, parser in all_parsers() if "%%" in parser.format_help()]
