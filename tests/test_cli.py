@@ -162,6 +162,23 @@ def test_every_option_has_help_with_its_default():
     assert not missing, missing
 
 
+@pytest.mark.parametrize("argv, where", [
+    (["train", "cfr", "--config", "cfr_micro", "--set", "iterations=2"], "tiengow train cfr --help"),
+    (["eval", "greedy", "--vs", "random", "--bogus"], "tiengow eval --help"),
+    (["rules", "micro", "extra"], "tiengow rules --help"),
+])
+def test_an_unknown_word_points_at_the_help_of_its_sub_command(capsys, argv, where):
+    status, _, err = run(capsys, *argv)
+    assert status == 2 and err.startswith("tiengow: error: unrecognized arguments: ")
+    assert err.endswith(f"(see {where})\n")
+
+
+def test_every_help_text_reads_as_printed():
+    # argparse expands %-escapes in an option's help, not in a description: there "%%" stays "%%"
+    doubled = [name for name, parser in all_parsers() if "%%" in parser.format_help()]
+    assert not doubled, doubled
+
+
 BAD_YAML = "a: [1, 2\nb: }\n"
 
 
@@ -226,6 +243,13 @@ def test_version(capsys):
     from tiengow_env import __version__
     status, out, _ = run(capsys, "--version")
     assert status == 0 and out == f"tiengow {__version__}\n"
+
+
+def test_python_dash_m_tiengow_is_the_command(tmp_path):
+    from tiengow_env import __version__
+    done = subprocess.run([sys.executable, "-m", "tiengow", "--version"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"tiengow {__version__}\n", done.stderr
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):

@@ -261,6 +261,21 @@ def test_blank_lines_and_the_final_newline(tmp_path, capsys, text, results):
     assert status == (2 if "empty" in results else 0)
 
 
+@pytest.mark.parametrize("name,text,results", [
+    ("record.json", "\ufeffG", ["ok"]),            # a byte order mark, as Windows editors write: skipped
+    ("records.jsonl", "\ufeffG\r\nG\r\n", ["ok", "ok"]),
+    ("records.jsonl", "G\n\ufeffG\n", ["ok", "bom"]),  # only at the start of the file
+    ("RECORDS.JSONL", "G\nG\n", ["ok", "ok"]),      # the suffix in capitals is JSON Lines too
+])
+def test_a_byte_order_mark_starting_the_file_is_skipped(tmp_path, capsys, name, text, results):
+    path = tmp_path / name
+    path.write_text(text.replace("G", json.dumps(GOOD)), encoding="utf-8", newline="")
+    status = cli.main(["replay", str(path)])
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert ["bom" if "BOM" in line.get("error", "") else "ok" for line in out] == results
+    assert out[0] == replay(GOOD) and status == (2 if "bom" in results else 0)
+
+
 # ------------------------------------------------------------------------------------------
 # 5. perft's depth is bounded by the longest possible hand.
 # ------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tiengow_env import _kernels as K
 from tiengow_env import _numba_cache as C
 from tiengow_env import _search_kernels as SK
@@ -39,7 +41,7 @@ def mine():
 
 
 def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(kernels.kernel())",
-               cache_dir: Path | None = None, user_cache: Path | None = None) -> str:
+               cache_dir: Path | None = None, user_cache: Path | None = None, ok: bool = True) -> str:
     """``code`` run in a fresh process beside the stand-in package, numba's cache in ``cache_dir``
     (None: NUMBA_CACHE_DIR unset, and the user's cache folder in ``user_cache``, by default
     ``root / "xdg"``; the temporary folder is ``root / "tmp"``)."""
@@ -50,8 +52,8 @@ def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(k
         env.update(NUMBA_CACHE_DIR=str(cache_dir))
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
                           timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    assert (done.returncode == 0) == ok, done.stderr
+    return done.stdout.strip() if ok else done.stderr.strip().splitlines()[-1]
 
 
 def package(root: Path, register: bool) -> Path:
@@ -95,7 +97,8 @@ def test_installed_the_kernels_are_cached_in_the_users_cache_folder_and_other_co
     # a user cache folder that cannot be written (here under a file): the temporary folder
     (tmp_path / "a-file").write_text("")
     assert run_kernel(tmp_path, user_cache=tmp_path / "a-file" / "cache") == "3"
-    assert caches(tmp_path / "tmp" / "tiengow" / "numba") == {"kernels.kernel", "helpers.helper"}
+    assert caches(tmp_path / "tmp" / f"tiengow-{os.getuid()}" / "numba") == {"kernels.kernel", "helpers.helper"}
+    assert (tmp_path / "tmp" / f"tiengow-{os.getuid()}").stat().st_mode & 0o777 == 0o700  # the user's alone
     assert caches(folder) == set()
     # NUMBA_CACHE_DIR wins; a checkout (pyproject.toml beside the package) keeps numba's __pycache__
     assert run_kernel(tmp_path, cache_dir=tmp_path / "mine") == "3"
@@ -103,6 +106,37 @@ def test_installed_the_kernels_are_cached_in_the_users_cache_folder_and_other_co
     (tmp_path / "pyproject.toml").write_text("")
     assert run_kernel(tmp_path) == "3"
     assert caches(folder) == {"kernels.kernel", "helpers.helper"}
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a folder no one can write: /proc")
+def test_installed_with_no_folder_of_the_users_own_to_write_a_compile_says_so(tmp_path):
+    # the user's cache folder where no one can write (root neither), and a tiengow-UID folder in
+    # the temporary folder that anyone may write (numba's index files are pickles): neither is
+    # used, nor the package's own folder
+    folder = package(tmp_path, register=True)
+    shared = tmp_path / "tmp" / f"tiengow-{os.getuid()}"
+    shared.mkdir(parents=True)
+    shared.chmod(0o777)
+    last = run_kernel(tmp_path, user_cache=Path("/proc/tiengow-test-cache"), ok=False)
+    assert last.startswith("PermissionError: [Errno 13] numba cannot cache the compiled core: no folder of the")
+    assert "NUMBA_CACHE_DIR" in last
+    assert caches(tmp_path) == set() and not (folder / "__pycache__").exists()
+    assert run_kernel(tmp_path, user_cache=Path("/proc/tiengow-test-cache"), cache_dir=tmp_path / "mine") == "2"
+
+
+def test_the_temporary_cache_folder_is_never_the_current_folder(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(C.tempfile, "gettempdir", lambda: str(tmp_path))  # tempfile's last resort: the cwd
+    assert C.cache_dirs() == (str(tmp_path / "xdg" / "tiengow" / "numba"),)
+
+    def nowhere():
+        raise FileNotFoundError("No usable temporary directory found")
+    monkeypatch.setattr(C.tempfile, "gettempdir", nowhere)
+    assert C.cache_dirs() == (str(tmp_path / "xdg" / "tiengow" / "numba"),)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the cwd, named as the temporary folder: used
+    monkeypatch.setattr(C.tempfile, "gettempdir", lambda: str(tmp_path))
+    assert C.cache_dirs()[1] == str(tmp_path / f"tiengow-{os.getuid()}" / "numba")
 
 
 def test_a_kernel_is_stamped_with_the_core_and_the_kernels_its_module_imports():

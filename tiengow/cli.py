@@ -446,6 +446,14 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"tiengow: error: {message} (see {self.prog} --help)\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        # Words a sub-command does not know are its error, pointing at its own --help (argparse
+        # hands them up to the top parser, whose help does not list a sub-command's options).
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self.prog != "tiengow":
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 def build_parser() -> argparse.ArgumentParser:
     from tiengow_env import __version__

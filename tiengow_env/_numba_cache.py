@@ -11,16 +11,22 @@ the kernel is compiled from (``sources``), so that a change to any of them compi
 It also says where the project's kernels are cached. In a checkout (a ``pyproject.toml`` beside
 the package) that is numba's choice, the git-ignored ``__pycache__`` folders. Installed from a
 wheel, it is the user's cache folder, ``$XDG_CACHE_HOME/tiengow/numba`` (default ``~/.cache``),
-or if that cannot be written ``tiengow/numba`` in the temporary folder, and never beside the
-kernels in site-packages: no command writes into the installed package.
-``NUMBA_CACHE_DIR`` wins over both. Other code's kernels, the user's own among them, are left to
-numba, and nothing is set for the rest of the process.
+or if that cannot be written ``tiengow-UID/numba`` in the temporary folder (a folder of the
+user's own, as numba's index files are pickles: never one that others may write, and never the
+current folder, where Python's ``tempfile`` falls back to), and never beside the kernels in
+site-packages: no command writes into the installed package. When none can be written, a
+kernel already cached in the first is still loaded, and one that must be compiled raises an
+``OSError`` that says so and names ``NUMBA_CACHE_DIR``. ``NUMBA_CACHE_DIR`` wins over both.
+Other code's kernels, the user's own among them, are left to numba, and nothing is set for the
+rest of the process.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
+import stat
 import tempfile
 import types
 from pathlib import Path
@@ -61,8 +67,37 @@ def installed_cache_dirs() -> tuple[str, ...]:
     package = Path(__file__).resolve().parent
     if (package.parent / "pyproject.toml").exists():
         return ()
+    return cache_dirs()
+
+
+def cache_dirs() -> tuple[str, ...]:
+    """The user's cache folder for the kernels, then, if the system has a temporary folder (not
+    the current one), the user's own folder in it."""
     user = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(user, "tiengow", "numba"), os.path.join(tempfile.gettempdir(), "tiengow", "numba")
+    dirs = [os.path.join(user, "tiengow", "numba")]
+    try:
+        temporary = tempfile.gettempdir()
+    except OSError:  # no usable temporary folder at all
+        return tuple(dirs)
+    named = {os.path.abspath(os.environ[v]) for v in ("TMPDIR", "TEMP", "TMP") if os.environ.get(v)}
+    if os.path.abspath(temporary) != os.path.abspath(os.getcwd()) or temporary in named | {"/tmp", "/var/tmp"}:
+        uid = getattr(os, "getuid", None)  # Windows: the temporary folder is the user's own already
+        dirs.append(os.path.join(temporary, f"tiengow-{uid()}" if uid else "tiengow", "numba"))
+    return tuple(dirs)
+
+
+def _own_folder(root: str) -> bool:
+    """True unless ``root`` (one of ``cache_dirs``) is in a ``tiengow-UID`` folder of the temporary
+    folder that another user owns or may write (one made now is the user's alone)."""
+    folder = os.path.dirname(root)
+    if not hasattr(os, "getuid") or not os.path.basename(folder).startswith("tiengow-"):
+        return True
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 @functools.cache
@@ -88,8 +123,9 @@ class KernelSourcesLocator(_LOCATOR or object):
     """A project kernel's locator: numba's own (or, installed, one in ``installed_cache_dirs``),
     with a stamp over all the kernel's ``sources``."""
 
-    def __init__(self, inner, stamp: str, cache_path: str | None = None):
+    def __init__(self, inner, stamp: str, cache_path: str | None = None, tried: tuple[str, ...] = ()):
         self._inner, self._stamp, self._cache_path = inner, stamp, cache_path
+        self._tried = tried  # installed, and none of these folders could be written
         self._py_file = getattr(inner, "_py_file", None)  # numba's warnings name the kernel's file
 
     @classmethod
@@ -98,14 +134,18 @@ class KernelSourcesLocator(_LOCATOR or object):
             return None
         stamp = digest(sources(py_func))
         roots = () if config.CACHE_DIR or _USER_WIDE is None else installed_cache_dirs()
-        for root in roots:  # installed: never beside the kernels, whatever numba would choose
-            self = cls(_USER_WIDE(py_func, py_file), stamp, os.path.join(root, cls.get_suitable_cache_subpath(py_file)))
+        paths = [os.path.join(root, cls.get_suitable_cache_subpath(py_file)) for root in roots]
+        for root, path in zip(roots, paths):  # installed: never beside the kernels, whatever numba would choose
+            self = cls(_USER_WIDE(py_func, py_file), stamp, path)
             try:
-                self.ensure_cache_path()
-                return self
+                if _own_folder(root):
+                    self.ensure_cache_path()
+                    return self
             except OSError:  # a folder that cannot be written: the next
                 continue
-        for other in _IMPL._locator_classes:  # a checkout, NUMBA_CACHE_DIR, or no folder could be written
+        if paths:  # none can be written: load from the first, and say so when a kernel must be saved
+            return cls(_USER_WIDE(py_func, py_file), stamp, paths[0], tuple(roots))
+        for other in _IMPL._locator_classes:  # a checkout or NUMBA_CACHE_DIR
             inner = None if other is cls else other.from_function(py_func, py_file)
             if inner is not None:
                 return cls(inner, stamp)
@@ -113,6 +153,12 @@ class KernelSourcesLocator(_LOCATOR or object):
 
     def get_cache_path(self):
         return self._cache_path or self._inner.get_cache_path()
+
+    def ensure_cache_path(self):
+        if self._tried:  # numba is about to save a kernel it compiled (never into site-packages)
+            raise OSError(errno.EACCES, "numba cannot cache the compiled core: no folder of the user's own among "
+                                        f"{', '.join(self._tried)} can be written; set NUMBA_CACHE_DIR to one")
+        super().ensure_cache_path()
 
     def get_source_stamp(self):
         return self._inner.get_source_stamp(), self._stamp

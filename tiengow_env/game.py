@@ -6,6 +6,7 @@ wrong and what was expected, and leaves the game as it was.
 """
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import os
@@ -499,9 +500,10 @@ def load_records(path: str) -> list[Any]:
 
     JSON Lines are split on ``"\n"`` only (never on U+2028, form feeds and the like, which may
     sit inside a JSON string), so the list has exactly one entry per line. A final ``"\n"``
-    ends the last line and starts no new one; an empty file has no lines. A line that cannot
-    be a record (not UTF-8, not JSON, nested too deeply, empty or blank) is a ``RecordError``
-    in its place, and the other lines are read as usual.
+    ends the last line and starts no new one; an empty file has no lines. A UTF-8 byte order
+    mark at the start of the file is skipped (as JSON allows, and as rules files are read). A
+    line that cannot be a record (not UTF-8, not JSON, nested too deeply, empty or blank) is a
+    ``RecordError`` in its place, and the other lines are read as usual.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"load_records takes the path of a .json or .jsonl file, got {short_repr(path)}")
@@ -511,7 +513,8 @@ def load_records(path: str) -> list[Any]:
     if len(data) > MAX_RECORDS_BYTES:
         raise ValueError(f"{path} is larger than {MAX_RECORDS_BYTES >> 20} MB, too large to read as hand records; "
                          "split it into smaller files")
-    if not path.endswith(".jsonl"):
+    data = data.removeprefix(codecs.BOM_UTF8)  # Windows editors write one
+    if not path.lower().endswith(".jsonl"):  # RECORDS.JSONL too, as rules files are named
         return [_parse_json(data, path)]
     lines = data.split(b"\n")
     if lines[-1] == b"":
