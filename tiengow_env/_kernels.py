@@ -224,7 +224,11 @@ def below(x, k):
 
 @njit(cache=True)
 def seed_rng(rng, seed):
-    """Seed the generator from any integer (splitmix-style scrambling, never zero)."""
+    """Seed the generator from any integer (never zero). The scrambling is xorshift steps, which
+    are linear: the streams of nearby seeds are related (adjacent seeds deal related hands).
+    Where independent streams matter, hash the seed first, as the duplicate arena does with
+    ``np.random.SeedSequence``. Changing this would change the deal of every seed, and with it
+    every seeded figure the project has published."""
     x = np.uint64(seed) ^ np.uint64(0x9E3779B97F4A7C15)
     for _ in range(4):
         x ^= x >> np.uint64(31)
