@@ -548,3 +548,20 @@ def test_rules_from_a_path_and_an_unquoted_off(tmp_path):
 def test_gym_opponents_keys_are_seats(key):
     with pytest.raises(ValueError, match="is not an opponent's seat"):
         TienGowEnv(opponents={key: lambda observation, mask: 0})
+
+
+def test_episode_chips_count_the_chips_carried_into_the_first_reward():
+    # Under one_red_dot: choice an opponent can end the hand before the learner's first decision;
+    # its chips come with the learner's first reward, and episode_chips counts them too.
+    env = TienGowEnv(rules={"one_red_dot": "choice"}, seat=2)
+    carried = 0
+    for seed in range(400):
+        _, info = env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            _, reward, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            total += reward
+        carried += env._carried.any()
+        assert total == info["episode_chips"][2]
+        assert info["episode_chips"].sum() == 0
+    assert carried  # the case this test is about came up

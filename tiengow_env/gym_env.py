@@ -25,7 +25,9 @@ is called as ``policy(observation, action_mask) -> action`` with that seat's own
 ``reset(seed=s)`` deals ``Game(seed=s)``'s hand and seeds ``np_random`` (the random
 opponents) with s. If an episode ends before the learning seat's first decision (a One Red
 Dot declared at the deal, or by an opponent under ``one_red_dot: choice``), the next
-episode is dealt from the same generator and the chips carry into the first reward.
+episode is dealt from the same generator and the chips carry into the first reward. At the end
+of an episode ``info["episode_chips"]`` gives every seat's chips in it, those carried in
+included, so that the learning seat's entry is the sum of its rewards (over ``reward_scale``).
 """
 from __future__ import annotations
 
@@ -115,6 +117,7 @@ class TienGowEnv(gym.Env):
         self._opp_mask = np.zeros_like(self._mask)
         self.action_space = LegalDiscrete(self.session.num_actions, self._mask)
         self._carry = 0  # chips paid to the learning seat before its first decision
+        self._carried = np.zeros(self.session.players, dtype=np.int64)  # every seat's, of the episodes skipped
         self._terminated = True
         self._refusal = "call reset() before the first step"  # why step() cannot go on, or None
 
@@ -160,6 +163,7 @@ class TienGowEnv(gym.Env):
             seed = int(self.np_random.integers(2**63))
         session.reset(seed)
         self._carry = 0
+        self._carried.fill(0)
         self._terminated, self._refusal = False, None
         self._carry = self._play_opponents(before_first_decision=True)
         if self.render_mode == "human":
@@ -229,6 +233,7 @@ class TienGowEnv(gym.Env):
             if session.episode_over:
                 if not before_first_decision:
                     return chips
+                self._carried += session.episode_chips[:session.players]
                 session.reset(None)  # the learning seat never decided: deal on
                 continue
             seat = session.to_act
@@ -260,7 +265,7 @@ class TienGowEnv(gym.Env):
     def _info(self) -> dict:
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if self._terminated:
-            info["episode_chips"] = self.session.episode_chips[:self.session.players].copy()
+            info["episode_chips"] = self.session.episode_chips[:self.session.players] + self._carried
         return info
 
 
