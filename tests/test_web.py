@@ -455,6 +455,17 @@ def test_one_odd_file_leaves_the_rest_of_the_listing(folder):
     assert refused.status_code == 422 and "'matches' must be a list" in refused.json()["error"]
 
 
+def test_a_file_starting_with_a_byte_order_mark_is_listed_and_replayed(folder):
+    record = (folder / "m1" / "hand-001.json").read_bytes()
+    (folder / "bom.json").write_bytes(b"\xef\xbb\xbf" + record)  # as Windows editors save it
+    (folder / "bom-league.json").write_bytes(b"\xef\xbb\xbf" + (folder / "league.json").read_bytes())
+    c = TestClient(create_app(folder), base_url="http://127.0.0.1")
+    files = {f["path"]: f["kind"] for f in c.get("/api/records").json()["files"]}
+    assert files["bom.json"] == "hands" and files["bom-league.json"] == "league"
+    assert c.get("/api/replay", params={"path": "bom.json", "index": 1}).json()["error"] is None
+    assert c.get("/api/league", params={"path": "bom-league.json"}).status_code == 200
+
+
 def test_a_move_sent_twice_is_applied_once(client):
     match = new_match(client, seed=3)
     first = client.post("/api/move", json={"option": 0, "version": match["version"]})

@@ -104,7 +104,7 @@ class RecordsFolder:
     def league(self, name: object) -> dict:
         path = self.resolve(name)
         try:
-            data = load_json(path.read_text(encoding="utf-8"))
+            data = load_json(path.read_text(encoding="utf-8-sig"))  # a byte order mark is skipped, as load_records does
         except RecursionError:
             raise Refused(f"{name} is nested too deeply to be a league", 422) from None
         except (ValueError, UnicodeDecodeError) as err:
@@ -121,7 +121,7 @@ def describe(path: Path) -> dict | None:
         data = path.read_bytes()  # counted as load_records numbers them: one record per line, blank ones too
         return {"kind": "hands", "count": data.count(b"\n") + (not data.endswith(b"\n") and bool(data)), **entry}
     try:
-        data = load_json(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8-sig"))  # a byte order mark is skipped, as load_records does
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and "cross_table" in data:
