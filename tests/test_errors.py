@@ -155,6 +155,19 @@ def test_declare_errors_under_choice():
         game.play({"seat": 2, "declare": True})
 
 
+def test_a_declaration_made_by_itself_is_named_when_a_record_spells_it_out():
+    # Under one_red_dot: auto (the default) seat 0's one red pip (3-1) ends the hand at the deal.
+    hands = [["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
+             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
+             ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
+             ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    words = r"the hand is over: seat 0 declared One Red Dot at the deal, by itself \(one_red_dot: auto\); a record"
+    with pytest.raises(RecordError, match=words + " leaves that declaration out") as err:
+        replay({"banker": 2, "hands": hands, "actions": [{"seat": 0, "declare": True}]})
+    assert err.value.action_index == 0
+    assert replay({"banker": 2, "hands": hands, "actions": []})["net"][0] == 60
+
+
 def test_actions_after_the_end():
     game = Game(hands=MICRO, banker=0, rules="micro")
     for action in MICRO_ACTIONS:

@@ -285,6 +285,10 @@ class Game:
                     return
                 raise ValueError(f"seat {s} must discard {NAMES[t]} by early death")
         if self.is_over:
+            declarer = int(self.state[L.S_DECLARER])
+            if declarer >= 0 and not self.history:  # nobody decided: One Red Dot ended the hand at the deal
+                raise ValueError(f"the hand is over: seat {declarer} declared One Red Dot at the deal, by itself "
+                                 f"(one_red_dot: {self.rules.one_red_dot}); a record leaves that declaration out")
             raise ValueError("the hand is over")
         if seat != self.to_act:
             raise ValueError(f"wrong seat: seat {self.to_act} is to act, not seat {seat}")
