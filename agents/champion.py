@@ -21,26 +21,34 @@ head's chips to come: L(a). The ranking becomes
 
 (the AlphaGo mix of rollouts and a learned value, at a one-turn horizon).
 
-With ``belief=A`` > 0 the worlds come from what the others did. ``particles`` worlds are drawn,
-each is weighted by the likelihood of the other seats' decisions so far under the policy
-(``tiengow_env.search.history_log_likelihoods``) raised to the power A, and the search draws its
-worlds from those by weight: policy-based inference, as strong card-game programs do [SRB19].
+With ``locate=A`` > 0 (1 by default) the worlds come from what the others did, read by the tile
+locator (``agents/locator.py``): a network that reads the seat's information state, the whole
+history of the hand, and says where each hidden tile lies. ``particles`` worlds are drawn
+uniformly, each is weighted by its likelihood under the locator
+(``tiengow_env.search.location_log_weights``) raised to the power A, and the search draws its
+worlds from those by weight: inference learned from hands of ``search`` against itself, where the
+true tiles are known [SRB19]. With ``belief=A`` > 0 the weights also take the likelihood of the
+other seats' decisions so far under the policy (``tiengow_env.search.history_log_likelihoods``)
+raised to the power A: policy-based inference. A game whose history does not lead to its state
+(set from outside) gives uniform worlds.
 Spec::
 
     champion[:SAMPLES][:weight=W][:rollout=R][:epsilon=E][:greedy_end=G][:low_discard=D][:infer=I][:value=V]
-            [:worlds=N][:endgame=T][:belief=A][:particles=P][:prior=PATH]
+            [:worlds=N][:endgame=T][:locate=A][:locator=PATH][:belief=A][:particles=P][:prior=PATH]
         SAMPLES worlds per action (2200), W chips per nat of the prior (0.25), R the rollout
         policy (greedy; or expert, random), E the rollouts' epsilon (0.5), G the tiles in hand
         at or below which a seat's rollout decisions are never random (0: random to the end),
         D 1 for random rollout discards that throw the tile worth least (0: any tile), I the
         discard inference of ``pimc`` (1: none),
         V the lookahead's share from 0 to below 1 (0: none), N its worlds (64; at most 10^6), T
-        the tiles left when rollouts give way to the exact endgame (0: never; at most 16), A the
-        belief's power (0: none, uniform worlds), P its worlds (256; at most 10^6), PATH a PPO
-        checkpoint written by ``tiengow train ppo`` (the shipped ``ppo`` model)
+        the tiles left when rollouts give way to the exact endgame (0: never; at most 16), locate's A
+        the locator's power (1; 0: none), locator's PATH a locator checkpoint written by ``tiengow
+        train locator`` (the shipped ``locator.pt``), belief's A the policy likelihood's power (0:
+        none), P the weighted worlds (512; at most 10^6), prior's PATH a PPO checkpoint written by
+        ``tiengow train ppo`` (the shipped ``ppo`` model)
 
-``champion:N:weight=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
-without the network.
+``champion:N:weight=0:locate=0`` is plain ``pimc:N:epsilon=0.5:halving=1:paired=1``: the ablation
+without the networks.
 """
 from __future__ import annotations
 
@@ -51,8 +59,9 @@ from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import history_log_likelihoods, lookahead_values, sample_worlds
+from tiengow_env.search import history_log_likelihoods, location_log_weights, lookahead_values, sample_worlds
 
+from .locator import Locator, make_locator
 from .pimc import PimcAgent, SearchAgent, parse_options
 from .ppo import PpoAgent, make_ppo_agent
 
@@ -62,7 +71,8 @@ DEFAULT_EPSILON = 0.5
 DEFAULT_VALUE = 0.0
 DEFAULT_WORLDS = 64
 DEFAULT_BELIEF = 0.0
-DEFAULT_PARTICLES = 256
+DEFAULT_LOCATE = 1.0
+DEFAULT_PARTICLES = 512
 MAX_WORLDS = 10**6  # worlds and particles are held in memory, 720 bytes each
 RANGES = {
     "value": (0, math.nextafter(1.0, 0.0), "the lookahead's share of the ranking, from 0 up to (not including) 1"),
@@ -81,7 +91,7 @@ class ChampionAgent(SearchAgent):
                  weight: float = DEFAULT_WEIGHT, epsilon: float = DEFAULT_EPSILON, value: float = DEFAULT_VALUE,
                  worlds: int = DEFAULT_WORLDS, endgame: int = 0, belief: float = DEFAULT_BELIEF,
                  particles: int = DEFAULT_PARTICLES, rollout: str = "greedy", low_discard: bool = False,
-                 infer: float = 1.0, greedy_end: int = 0):
+                 infer: float = 1.0, greedy_end: int = 0, locate: float = 0.0, locator: Locator | None = None):
         super().__init__(rules, seed)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"champion: value is the lookahead's share of the ranking, from 0 up to (not "
@@ -92,7 +102,10 @@ class ChampionAgent(SearchAgent):
             raise ValueError("champion: value > 0 needs a prior with a value head; this checkpoint has none")
         if type(particles) is not int or particles < 1:
             raise ValueError(f"champion: particles is a positive number of worlds; got particles={particles}")
+        if locate > 0 and locator is None:
+            raise ValueError("champion: locate > 0 needs a tile locator")
         self.belief, self.particles = float(belief), particles
+        self.locate, self.locator = float(locate), locator
         self.prior = prior
         self.weight, self.value, self.worlds = weight, value, worlds
         self.threads = ThreadpoolController()  # the network's products on one core: the budget is per core
@@ -104,7 +117,7 @@ class ChampionAgent(SearchAgent):
     @property
     def budget(self) -> dict[str, int]:
         return {**self.searcher.budget, "worlds": self.worlds if self.value > 0 else 0,
-                "particles": self.particles if self.belief > 0 else 0}
+                "particles": self.particles if self.belief > 0 or self.locate > 0 else 0}
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         with self.threads.limit(limits=1, user_api="blas"):
@@ -124,20 +137,26 @@ class ChampionAgent(SearchAgent):
         return actions, scores, (1.0 - share) * chips + share * looked
 
     def _worlds(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The (states, weights) the search draws its worlds from: the belief's, or None for
-        fresh uniform ones."""
-        return self._belief(game, seed) if self.belief > 0 else None
-
-    def _belief(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """``particles`` sampled worlds weighted by the likelihood of the others' play so far
-        under the prior's policy, raised to the power ``belief``; None if the history says
-        nothing (the first decisions, or a game whose state was set from outside)."""
-        states, _ = sample_worlds(game, self.particles, seed=seed, workspace=self.workspace)
-        log_likelihood = history_log_likelihoods(game, states, self._log_policy)
-        top = log_likelihood.max()
-        if not np.isfinite(top) or np.all(log_likelihood == top):
+        """The (states, weights) the search draws its worlds from: ``particles`` uniform worlds
+        weighted by the locator's likelihood to the power ``locate`` times the others' play's
+        likelihood under the prior to the power ``belief``; None for fresh uniform worlds (both
+        off, or nothing to read: the first decisions, or a game whose state was set from outside)."""
+        if self.belief == 0 and self.locate == 0:
             return None
-        return states, np.exp(self.belief * (log_likelihood - top))
+        states, _ = sample_worlds(game, self.particles, seed=seed, workspace=self.workspace)
+        log_weights = np.zeros(len(states))
+        if self.belief > 0:
+            log_weights += self.belief * history_log_likelihoods(game, states, self._log_policy)
+        if self.locate > 0:
+            try:
+                logits = self.locator.logits(game)
+            except ValueError:  # no history to read: the state was set from outside
+                return None
+            log_weights += self.locate * location_log_weights(states, game.to_act, game.players, logits)
+        top = log_weights.max()
+        if not np.isfinite(top) or np.all(log_weights == top):
+            return None
+        return states, np.exp(log_weights - top)
 
     def _log_policy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The prior's log-probabilities (rows, actions), -inf where an action is not legal."""
@@ -158,12 +177,21 @@ def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAg
                                                                      "prior": str,
                                                                      "value": float, "worlds": int, "endgame": int,
                                                                      "belief": float, "particles": int,
-                                                                     "infer": float, "greedy_end": int},
+                                                                     "infer": float, "greedy_end": int,
+                                                                     "locate": float, "locator": str},
                                     ranges=RANGES)
     try:
         prior = make_ppo_agent(options.get("prior"), rules, seed)
     except ValueError as err:
         raise ValueError(f"champion: prior={options['prior']}: {err}" if "prior" in options else str(err)) from None
+    locate = options.get("locate", DEFAULT_LOCATE)
+    if "locator" in options and locate == 0:
+        raise ValueError("champion: locator=PATH is read only with locate > 0; got locate=0")
+    try:
+        locator = make_locator(options.get("locator"), rules) if locate > 0 else None
+    except ValueError as err:
+        raise ValueError(f"champion: locator={options['locator']}: {err}" if "locator" in options else str(err)) \
+            from None
     return ChampionAgent(rules, seed, prior, samples=count or DEFAULT_SAMPLES,
                          weight=options.get("weight", DEFAULT_WEIGHT), epsilon=options.get("epsilon", DEFAULT_EPSILON),
                          value=options.get("value", DEFAULT_VALUE), worlds=options.get("worlds", DEFAULT_WORLDS),
@@ -171,4 +199,4 @@ def make_champion(argument: str | None, rules: RuleSet, seed: int) -> ChampionAg
                          particles=options.get("particles", DEFAULT_PARTICLES),
                          rollout=options.get("rollout", "greedy"),
                          low_discard=options.get("low_discard", False), infer=options.get("infer", 1.0),
-                         greedy_end=options.get("greedy_end", 0))
+                         greedy_end=options.get("greedy_end", 0), locate=locate, locator=locator)

@@ -59,43 +59,52 @@ def input_scale(rules: RuleSet) -> np.ndarray:
 def read_checkpoint(path: str) -> dict:
     """Read a PPO checkpoint on the CPU (tensors stay torch tensors). ValueError when the file is
     missing, corrupt, not a PPO checkpoint, of another version, or without config and model."""
+    data = read_model_file(path, "PPO checkpoint", "ppo", FORMAT, VERSION)
+    for key in ("hidden", "layers"):
+        value = data["config"].get(key)
+        if type(value) is not int or value < (1 if key == "hidden" else 0):
+            raise ValueError(f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
+                             f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}")
+    return data
+
+
+def read_model_file(path: str, kind: str, reader: str, form: str, version: int) -> dict:
+    """A ``torch.save`` dict of a shipped model's format on the CPU: ``format`` = ``form``,
+    ``version``, a ``config`` dict and a ``model`` dict of dense float tensors by name. ValueError
+    naming the file as a ``kind`` (such as "PPO checkpoint") when it is anything else; ``reader``
+    is the agent that reads it (for the hint when torch is missing)."""
     if not os.path.exists(path):
-        raise ValueError(f"PPO checkpoint {path} does not exist")
-    check_not_a_pipe(path, f"PPO checkpoint {path}")
+        raise ValueError(f"{kind} {path} does not exist")
+    check_not_a_pipe(path, f"{kind} {path}")
     try:
         import torch
     except ImportError:
-        raise ValueError(f"the ppo agent reads PyTorch checkpoints: {install_hint('train')}") from None
+        raise ValueError(f"the {reader} agent reads PyTorch checkpoints: {install_hint('train')}") from None
     try:
         with warnings.catch_warnings():  # torch's own words about old pickles: the message below is ours
             warnings.simplefilter("ignore")
             data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for a damaged zip or pickle
         # torch's own text runs to several long sentences about weights_only: one clause is enough
-        raise ValueError(f"{path} is not a readable PPO checkpoint (not a PyTorch file of tensors, or "
+        raise ValueError(f"{path} is not a readable {kind} (not a PyTorch file of tensors, or "
                          f"corrupt or truncated: {type(err).__name__})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a PPO checkpoint (expected format {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise ValueError(f"{path} is a version {data.get('version')} PPO checkpoint; this code reads version {VERSION}")
+    if not isinstance(data, dict) or data.get("format") != form:
+        raise ValueError(f"{path} is not a {kind} (expected format {form!r})")
+    if data.get("version") != version:
+        raise ValueError(f"{path} is a version {data.get('version')} {kind}; this code reads version {version}")
     missing = [k for k in ("config", "model") if not isinstance(data.get(k), dict)]
     if missing:
-        raise ValueError(f"{path} is a damaged PPO checkpoint: it has no {missing[0]!r} dictionary")
-    for key in ("hidden", "layers"):
-        value = data["config"].get(key)
-        if type(value) is not int or value < (1 if key == "hidden" else 0):
-            raise ValueError(f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
-                             f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}")
+        raise ValueError(f"{path} is a damaged {kind}: it has no {missing[0]!r} dictionary")
     for name, tensor in data["model"].items():
         if not isinstance(name, str):
-            raise ValueError(f"{path} is a damaged PPO checkpoint: its model's entries are named by text, got "
+            raise ValueError(f"{path} is a damaged {kind}: its model's entries are named by text, got "
                              f"{type(name).__name__} {name!r:.40}")
         if not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
                 or tensor.layout != torch.strided or tensor.device.type != "cpu":
-            kind = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor on {tensor.device.type}"
-                    if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
-            raise ValueError(f"{path} is a damaged PPO checkpoint: model entry {name!r} must be a dense float32 "
-                             f"or float64 tensor in memory, got {kind}")
+            kind_of = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor on {tensor.device.type}"
+                       if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
+            raise ValueError(f"{path} is a damaged {kind}: model entry {name!r} must be a dense float32 "
+                             f"or float64 tensor in memory, got {kind_of}")
     return data
 
 
@@ -235,5 +244,5 @@ def register_ppo() -> None:
     register("ppo")(make_ppo_agent)
 
 
-__all__ = ["PpoAgent", "make_ppo_agent", "register_ppo", "read_checkpoint", "policy_layers", "input_scale",
-           "DEFAULT_POLICY", "FORMAT", "VERSION"]
+__all__ = ["PpoAgent", "make_ppo_agent", "register_ppo", "read_checkpoint", "read_model_file", "policy_layers",
+           "input_scale", "DEFAULT_POLICY", "FORMAT", "VERSION"]

@@ -416,11 +416,11 @@ def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
         probabilities = dict(zip(explained["actions"], explained["values"]))
         bonus = 2 * np.log([probabilities[a] for a in game.legal_actions()])
         expected = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
-        actions, scores, chips = make_agent("champion:16:weight=2").search(game, 40 + k)
+        actions, scores, chips = make_agent("champion:16:weight=2:locate=0").search(game, 40 + k)
         np.testing.assert_array_equal(actions, expected[0])
         np.testing.assert_array_equal(chips, expected[1])
         assert int(np.argmax(scores)) == expected[3]
-        unguided = make_agent("champion:16:weight=0").search(game, 40 + k)
+        unguided = make_agent("champion:16:weight=0:locate=0").search(game, 40 + k)
         plain = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, paired=True)
         assert int(np.argmax(unguided[1])) == plain[3]
 
@@ -485,7 +485,7 @@ def test_lookahead_refuses_bad_input_with_a_reason():
 
 
 def test_champion_with_a_value_share_ranks_by_the_mix_of_rollouts_and_lookahead():
-    bot = make_agent("champion:16:weight=1:value=0.4:worlds=8")
+    bot = make_agent("champion:16:weight=1:value=0.4:worlds=8:locate=0")
     for k, game in enumerate(decision_points(4, seed=8)):
         observation, mask = game.observe()
         explained = bot.prior.explain(observation, mask)
@@ -643,7 +643,7 @@ def test_pimc_draws_its_worlds_from_a_given_belief():
 
 
 def test_champion_with_a_belief_searches_the_worlds_the_policy_explains():
-    bot = make_agent("champion:16:belief=0.5:particles=12")
+    bot = make_agent("champion:16:belief=0.5:particles=12:locate=0")
     game = next(g for g in decision_points(20, seed=14) if len(g.history) > 8 and len(g.legal_actions()) >= 2)
     states, _ = S.sample_worlds(game, 12, seed=3)
     with bot.threads.limit(limits=1, user_api="blas"):

@@ -533,14 +533,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--records", metavar="DIR", help="folder the hands are saved in and replays and leagues are read "
                                                     "from, and no other (default: runs/serve/DATE-TIME)")
-    train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR), ppo, or distill (a search bot "
-                                         "into a network)")
+    train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR), ppo, distill (a search bot "
+                                         "into a network), or locator (where the hidden tiles lie)")
     algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
     algorithms.required = True
-    from tiengow.training import cfr_cli, distill_cli, ppo_cli
+    from tiengow.training import cfr_cli, distill_cli, locator_cli, ppo_cli
     cfr_cli.add_parsers(sub, train_subparsers=algorithms)
     ppo_cli.add_train_ppo_parser(algorithms)
     distill_cli.add_train_distill_parser(algorithms)
+    locator_cli.add_train_locator_parser(algorithms)
     from tiengow.training import exploit_cli
     exploit_cli.add_exploit_parser(sub)
     return parser

@@ -106,6 +106,7 @@ class Game:
         self._tricks: list[Trick] = []
         self.forced: list[tuple[int, int]] = []  # early-death discards since the last decision
         self.history: list[int] = []  # the action ids step() and play() applied, in order
+        self._tricks_seen = np.zeros(L.HISTORY_LEN, dtype=np.int64)  # each trick's tiles, for information_state
 
     def _hand_masks(self, hands: object) -> np.ndarray:
         """Masks of explicit hands, checked against the deck (copies go to seats in order)."""
@@ -198,6 +199,30 @@ class Game:
                   self.rules.discards_face_up, self._scratch, obs, mask)
         return obs, mask.astype(bool)
 
+    def information_state(self, seat: int | None = None) -> np.ndarray:
+        """Perfect-recall information state (observation.py) of ``seat`` (default: the seat to
+        act), float32, from the tricks this game has played. ValueError for a game whose state
+        was set from outside, so that its tricks do not lead to the state: the public plays, the
+        seat's own face-down tiles and every seat's count of them must agree."""
+        from .observation import ObservationLayout
+        if seat is None and self.is_over:
+            raise ValueError(f"information_state needs a seat 0..{self.players - 1}; the hand is over")
+        seat = self._seat(self.to_act if seat is None else seat)
+        state, seen = self.state, self._tricks_seen
+        rows = seen[:L.H_COUNT].reshape(L.MAX_TRICKS, L.MAX_SEATS, 2)
+        up, down = np.bitwise_or.reduce(rows[:, :, L.H_UP]), np.bitwise_or.reduce(rows[:, :, L.H_DOWN])
+        seats = slice(0, L.MAX_SEATS)
+        if (seen[L.H_COUNT] != state[L.S_TRICK] or not np.array_equal(up, state[L.S_UP:][seats])
+                or down[seat] != state[L.S_DOWN + seat]
+                or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in state[L.S_DOWN:][seats]]):
+            raise ValueError("this game's tricks do not lead to its state (the state was set from outside), so its "
+                             "information state is not known")
+        layout = ObservationLayout(self.players, self.rules.hand_size)
+        out = np.zeros(layout.information_size, dtype=np.float32)
+        K.write_information_state(state, seen, seat, self.combos.table, self.combos.rules_array, layout.offsets,
+                                  self.rules.discards_face_up, out)
+        return out
+
     def action_name(self, action: int) -> str:
         """Readable action: ``play 6-6+6-3``, ``discard 5-1``, ``declare``, ``decline``."""
         if not is_integer(action):
@@ -213,6 +238,7 @@ class Game:
         other._tricks = list(self._tricks)  # tricks are tuples: sharing them is safe
         other.forced = list(self.forced)
         other.history = list(self.history)
+        other._tricks_seen = self._tricks_seen.copy()
         return other
 
     __copy__ = clone  # copy.copy(game) is a game of its own too, not a view of this one
@@ -239,6 +265,7 @@ class Game:
     def _apply(self, action: int) -> None:
         """Step the kernel, then read its report: the trick's plays, forced discards, its end."""
         K.step(self.state, action, self.combos.table, self.combos.rules_array, self._report)
+        K.record_tricks(self._report, self._tricks_seen)
         self.history.append(action)
         report = self._report.tolist()
         self.forced = []

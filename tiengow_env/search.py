@@ -30,6 +30,9 @@ that differ only in tiles hidden from the seat give the same values for the same
 * ``history_log_likelihoods(game, worlds, log_policy)``: how well each sampled world explains
   the other seats' decisions so far under a given model of their play (policy-based
   inference); ``pimc_details(..., worlds=(states, weights))`` then draws its worlds by weight.
+* ``location_log_weights(worlds, seat, players, logits)``: how likely each sampled world's
+  placing of the hidden tiles is under a learned model of where each tile lies (inference from
+  the whole history at once, ``champion:locate=A``).
 * ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
 
 The kernels are in ``_search_kernels.py``; a ``Workspace`` holds their tables for one rule
@@ -337,6 +340,30 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
         terms = np.where(chosen < 0, any_discard, log_p[np.arange(len(rows)), np.maximum(chosen, 0)])
         np.add.at(log_likelihood, rows, terms)
     return log_likelihood
+
+
+def location_log_weights(worlds: np.ndarray, seat: int, players: int, logits: np.ndarray) -> np.ndarray:
+    """Log-likelihood, up to one constant, of each sampled world (states as ``sample_worlds``
+    gives them) under a model that places each tile hidden from ``seat`` on its own: float64, one
+    per row. ``logits`` (2 (P - 1), T) scores tile type t in the hand of seat ``(seat + r) % P``
+    (row r - 1) and among that seat's face-down tiles (row P - 1 + r - 1), for r = 1 .. P - 1; the
+    probability of a place is the softmax of its logit plus the log of its size (the uniform
+    deal's chance) over the places. A world's log-likelihood is the sum of the logits of its
+    hidden tiles' places: the sizes and the softmax's normalisers are the same in every world,
+    since the hidden copies of each type and the size of each place are public facts. This is
+    the model of the others' tiles that ``champion:locate=A`` draws its worlds by [SRB19]."""
+    worlds = np.asarray(worlds, dtype=np.int64)
+    if worlds.ndim != 2 or worlds.shape[1] != S_LEN:
+        raise ValueError(f"worlds must be states of shape (N, {S_LEN}), got shape {worlds.shape}")
+    if np.shape(logits) != (2 * (players - 1), NUM_TYPES):
+        raise ValueError(f"logits must be of shape ({2 * (players - 1)}, {NUM_TYPES}), got {np.shape(logits)}")
+    log_weights = np.zeros(len(worlds))
+    for r in range(1, players):
+        other = (seat + r) % players
+        for row, start in ((r - 1, S_HAND), (players - 1 + r - 1, S_DOWN)):
+            bits = (worlds[:, start + other, None] >> np.arange(32)) & 1
+            log_weights += bits @ logits[row][_TILE_TYPE]
+    return log_weights
 
 
 def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, workspace: Workspace | None = None,

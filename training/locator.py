@@ -1,0 +1,263 @@
+"""The tile locator: learn where the hidden tiles lie from hands whose true deal is known
+(``tiengow train locator --config locator``; the model is ``tiengow.agents.locator``'s).
+
+1. **Play.** ``workers`` processes play ``hands`` hands of the ``teacher`` (``search``: the bots
+   the champion meets) against itself, under the standard rules. Before every decision, every
+   seat's information state is kept, with the true places of the tiles hidden from it: per
+   other seat, in seats relative to the observer, the tile types in its hand and among its
+   face-down tiles. Worker w deals its hand h by game seed ``(seed + w) * 100003 + h``, and its
+   bot at seat s is seeded ``seed + w + s`` and reset to ``(seed + w) * 7919 + 4 h + s`` before
+   each hand, so the data depend on ``seed``, ``hands`` and ``workers`` only.
+2. **Fit.** A network of ``layers`` hidden layers of ``hidden`` ReLU units (the last layer starts
+   at zero: the uniform deal) is trained by Adam on the cross-entropy of each hidden tile's true
+   place. The last ``validation`` share of each worker's data (its last hands) is held out; after
+   every ``check_every`` steps of an epoch the held-out loss is measured, and the network at its
+   lowest is kept.
+3. **Write** a locator checkpoint, with the held-out loss of the uniform deal and of the network
+   (nats per hidden tile) under ``summary``.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import math
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from tiengow.agents.base import make_agent
+from tiengow.agents.infra import atomic_write, check_outputs, run_dir, worker_pool
+from tiengow.agents.locator import FORMAT, VERSION
+from tiengow.agents.pimc import SearchAgent
+from tiengow_env import layout as L
+from tiengow_env.env import Session
+from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
+
+from .config import check_ranges, read_config
+
+RULES = "standard"
+# hands: the information states are held in memory, about 112 a hand at 8 KB each (20,000 hands: 18 GB)
+INTEGERS = (("hands", 1, 20_000), ("workers", 1, 64), ("seed", 0, 2**40), ("hidden", 1, 4096), ("layers", 1, 8),
+            ("epochs", 1, 1000), ("batch", 1, 2**20), ("check_every", 1, 10**9), ("fit_seed", 0, 2**62))
+NUMBERS = (("lr", 0, math.inf, False), ("weight_decay", 0, math.inf, False), ("validation", 0, 0.5, False))
+POSITIVE = {"lr", "validation"}
+ONE_HOT = np.eye(NUM_TYPES, dtype=np.int8)[TILE_TYPE]  # (32 bits, T): the tile type of each bit
+
+
+@dataclass
+class LocatorConfig:
+    """One locator run (``configs/locator.yaml``); ``--set name=value`` overrides any field."""
+
+    teacher: str = "search"
+    """the search bot whose hands are played (it plays every seat)"""
+    hands: int = 2400
+    """hands played, split evenly over the workers"""
+    workers: int = 2
+    """playing processes (one core each)"""
+    seed: int = 31
+    """seed of worker 0 (module doc)"""
+    hidden: int = 256
+    """units of each hidden layer"""
+    layers: int = 2
+    """hidden layers"""
+    epochs: int = 2
+    """passes over the training data"""
+    batch: int = 512
+    """information states per Adam step"""
+    lr: float = 3e-4
+    """Adam learning rate"""
+    weight_decay: float = 1e-5
+    """Adam's L2 penalty"""
+    validation: float = 0.1
+    """share of each worker's data held out (its last hands)"""
+    check_every: int = 100
+    """Adam steps between measures of the held-out loss (the network at the lowest is kept)"""
+    fit_seed: int = 0
+    """seed of the network's initial weights and the order of the batches"""
+    out: str | None = None
+    """checkpoint path; None: locator.pt in a new folder runs/train-locator/<timestamp>"""
+
+    @classmethod
+    def from_file(cls, path: str | None, overrides: list[str] | None = None) -> LocatorConfig:
+        """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
+        the file and the problem."""
+        return read_config(cls, path, overrides)
+
+    def validate(self) -> None:
+        """Raise ValueError on the first bad setting."""
+        check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
+        if self.hands < self.workers:
+            raise ValueError(f"hands: at least one per worker, got {self.hands} for {self.workers} workers")
+        if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, RULES), SearchAgent):
+            raise ValueError(f"teacher must be a search bot's spec (search, pimc:N, champion, ...), "
+                             f"got {self.teacher!r}")
+        check_outputs(self.out, "out", "train locator")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# ============================================================================ play
+_COUNTER = None  # in a playing process: the hands played by all workers so far (shared)
+
+
+def _count_into(counter) -> None:
+    global _COUNTER
+    _COUNTER = counter
+
+
+def hidden_places(state: np.ndarray, observer: int, players: int) -> np.ndarray:
+    """(2 (P - 1), T) int8: the tile types in the hand (rows r - 1) and among the face-down tiles
+    (rows P - 1 + r - 1) of seat (observer + r) % P, r = 1 .. P - 1: the target of the fit."""
+    places = np.zeros((2 * (players - 1), NUM_TYPES), dtype=np.int8)
+    for r in range(1, players):
+        seat = (observer + r) % players
+        for row, start in ((r - 1, L.S_HAND), (players - 1 + r - 1, L.S_DOWN)):
+            bits = (int(state[start + seat]) >> np.arange(32)) & 1
+            places[row] = bits @ ONE_HOT
+    return places
+
+
+def _play(task: tuple) -> dict[str, np.ndarray]:
+    """One worker's hands: (teacher, seed, hands) -> information states and hidden places."""
+    teacher, seed, hands = task
+    session = Session(RULES)
+    players = session.players
+    bots = [make_agent(teacher, RULES, seed + s) for s in range(players)]
+    observation = np.zeros(session.observation_size, dtype=np.float32)
+    mask = np.zeros(session.num_actions, dtype=np.int8)
+    states, places = [], []
+    for h in range(hands):
+        session.reset(seed * 100003 + h)
+        for s, bot in enumerate(bots):
+            bot.reset(seed * 7919 + h * players + s)
+        while not session.episode_over:
+            for observer in range(players):
+                states.append(session.information_state(observer))
+                places.append(hidden_places(session.state, observer, players))
+            seat = session.to_act
+            session.observe(seat, observation, mask)
+            session.step(int(bots[seat].act(observation, mask.astype(bool), game=session.game)))
+        with _COUNTER.get_lock():
+            _COUNTER.value += 1
+    return {"states": np.array(states, dtype=np.float32), "places": np.array(places, dtype=np.int8)}
+
+
+def play(config: LocatorConfig, progress: Callable[[int], None] | None = None) -> list[dict[str, np.ndarray]]:
+    """Each worker's data, in worker order (module doc)."""
+    shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
+    tasks = [(config.teacher, config.seed + w, n) for w, n in enumerate(shares)]
+    counter = mp.get_context("spawn").Value("q", 0)
+    with worker_pool(config.workers, "the hands", initializer=_count_into, initargs=(counter,)) as pool:
+        futures = [pool.submit(_play, task) for task in tasks]
+        while concurrent.futures.wait(futures, timeout=5.0).not_done:
+            if progress:
+                progress(counter.value)
+        parts = [future.result() for future in futures]
+    if progress:
+        progress(counter.value)
+    return parts
+
+
+# ============================================================================ fit
+class LocatorNet(nn.Module):
+    """The locator's network (``tiengow.agents.locator``): information state -> logits."""
+
+    def __init__(self, inputs: int, hidden: int, layers: int, places: int):
+        super().__init__()
+        sizes = [inputs] + [hidden] * layers
+        parts: list[nn.Module] = []
+        for k in range(layers):
+            parts += [nn.Linear(sizes[k], sizes[k + 1]), nn.ReLU()]
+        parts.append(nn.Linear(hidden, places * NUM_TYPES))
+        self.body = nn.Sequential(*parts)
+        self.places = places
+        nn.init.zeros_(self.body[-1].weight)  # zero logits: the uniform deal
+        nn.init.zeros_(self.body[-1].bias)
+
+    def forward(self, states: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
+        """log-probabilities (N, places, T) of each type's places, given their sizes (N, places)."""
+        logits = self.body(states).view(-1, self.places, NUM_TYPES) + torch.log(sizes)[:, :, None]
+        return torch.log_softmax(logits, dim=1)
+
+
+def place_loss(net: LocatorNet | None, states: torch.Tensor, places: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy, in nats per hidden tile, of the true places; ``net`` None gives that
+    of the uniform deal (each tile in a place with the chance of its size)."""
+    sizes = places.sum(dim=2)
+    if net is None:
+        log_q = torch.log_softmax(torch.log(sizes)[:, :, None].expand(-1, -1, NUM_TYPES), dim=1)
+    else:
+        log_q = net(states, sizes)
+    log_q = torch.where(places > 0, log_q, torch.zeros_like(log_q))
+    return -(places * log_q).sum() / places.sum().clamp(min=1)
+
+
+def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]],
+        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict]:
+    """(the network's state dict at its lowest held-out loss, figures)."""
+    torch.manual_seed(config.fit_seed)
+    cuts = [int(len(part["states"]) * (1 - config.validation)) for part in parts]
+    states = torch.tensor(np.concatenate([part["states"][:cut] for part, cut in zip(parts, cuts)]))
+    places = torch.tensor(np.concatenate([part["places"][:cut] for part, cut in zip(parts, cuts)]).astype(np.float32))
+    held_states = torch.tensor(np.concatenate([part["states"][cut:] for part, cut in zip(parts, cuts)]))
+    held_places = torch.tensor(np.concatenate([part["places"][cut:] for part, cut in zip(parts, cuts)])
+                               .astype(np.float32))
+    net = LocatorNet(states.shape[1], config.hidden, config.layers, places.shape[1])
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    with torch.no_grad():
+        uniform = float(place_loss(None, held_states, held_places))
+    best, best_model, step = math.inf, None, 0
+    for _ in range(config.epochs):
+        order = torch.randperm(len(states))
+        for k, start in enumerate(range(0, len(states), config.batch)):
+            rows = order[start:start + config.batch]
+            loss = place_loss(net, states[rows], places[rows])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            if (k + 1) % config.check_every == 0:  # counted within the epoch
+                with torch.no_grad():
+                    held = float(place_loss(net, held_states, held_places))
+                if not math.isfinite(held):
+                    raise ValueError(f"the fit diverged after {step} steps: the held-out loss is {held}, so nothing "
+                                     f"was written; try a smaller lr (got lr={config.lr:g})")
+                if held < best:
+                    best, best_model = held, {key: value.detach().clone() for key, value in net.state_dict().items()}
+                if progress:
+                    progress(step, uniform - held)
+    if best_model is None:
+        raise ValueError(f"an epoch took {step // config.epochs} steps, fewer than check_every="
+                         f"{config.check_every}, so the held-out loss was never measured and nothing was written; "
+                         "lower check_every or add hands")
+    figures = {"states": len(states), "held_out": len(held_states), "steps": step,
+               "uniform_nats": uniform, "held_out_nats": best, "gain_nats": uniform - best}
+    return best_model, figures
+
+
+# ============================================================================ run
+def train_locator(config: LocatorConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
+    """Play, fit and write (module doc); the summary of the run."""
+    start = time.perf_counter()
+    parts = play(config, progress=(lambda hands: progress("play", hands, 0.0)) if progress else None)
+    played = time.perf_counter() - start
+    model, figures = fit(config, parts, progress=(lambda step, gain: progress("fit", step, gain)) if progress else None)
+    # the folder is made once there is something to put in it (an interrupted run leaves none)
+    out = config.out if config.out is not None else os.path.join(run_dir("train locator"), "locator.pt")
+    summary = {**figures, "hands": config.hands, "play_seconds": played,
+               "fit_seconds": time.perf_counter() - start - played, "out": out}
+    payload = {"format": FORMAT, "version": VERSION, "model": model,
+               "config": {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()},
+               "summary": summary}
+    atomic_write(out, lambda f: torch.save(payload, f))
+    return summary
+
+
+__all__ = ["LocatorConfig", "LocatorNet", "train_locator", "play", "fit", "hidden_places", "place_loss"]
