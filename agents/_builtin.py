@@ -71,8 +71,9 @@ def _search(argument, rules, seed):
 
 
 @register("champion", kind="learned", usage="champion[:SAMPLES][:KEY=VALUE]...",
-          description="the strongest bot shipped: PIMC guided by the ppo policy; keys weight, epsilon, value, "
-                      "worlds, endgame, belief, particles, prior")
+          description="the strongest bot shipped: PIMC guided by the ppo policy, in worlds drawn by the tile "
+                      "locator; keys weight, epsilon, value, worlds, endgame, locate, locator, belief, particles, "
+                      "prior")
 def _champion(argument, rules, seed):
     from .champion import make_champion
     return make_champion(argument, rules, seed)

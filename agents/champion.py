@@ -151,8 +151,9 @@ class ChampionAgent(SearchAgent):
             try:
                 logits = self.locator.logits(game)
             except ValueError:  # no history to read: the state was set from outside
-                return None
-            log_weights += self.locate * location_log_weights(states, game.to_act, game.players, logits)
+                logits = None
+            if logits is not None:
+                log_weights += self.locate * location_log_weights(states, game.to_act, game.players, logits)
         top = log_weights.max()
         if not np.isfinite(top) or np.all(log_weights == top):
             return None
