@@ -66,6 +66,37 @@ def worker_pool(workers: int, what: str, initializer: Callable | None = None,
                       f"run it again") from None
 
 
+_COUNTER = None  # in a worker of ``map_counted``: the units of work all its workers have done (shared)
+
+
+def _count_into(counter) -> None:
+    global _COUNTER
+    _COUNTER = counter
+
+
+def count_done(units: int = 1) -> None:
+    """In a worker of ``map_counted``: add ``units`` to the work done (such as one hand played)."""
+    with _COUNTER.get_lock():
+        _COUNTER.value += units
+
+
+def map_counted(function: Callable, tasks: list, workers: int, what: str,
+                progress: Callable[[int], None] | None = None) -> list:
+    """``[function(task) for task in tasks]`` in ``workers`` spawned processes (``worker_pool``),
+    in task order; ``function`` calls ``count_done`` as it goes, and ``progress`` gets the total
+    done by all workers every 5 seconds and at the end."""
+    counter = mp.get_context("spawn").Value("q", 0)
+    with worker_pool(workers, what, initializer=_count_into, initargs=(counter,)) as pool:
+        futures = [pool.submit(function, task) for task in tasks]
+        while concurrent.futures.wait(futures, timeout=5.0).not_done:
+            if progress:
+                progress(counter.value)
+        results = [future.result() for future in futures]
+    if progress:
+        progress(counter.value)
+    return results
+
+
 def run_dir(command: str, root: str = RUNS) -> str:
     """A new folder ``runs/<command>/<YYYYmmdd-HHMMSS>`` (a suffix ``-2``, ``-3``, ... when that
     second is taken), created, and returned as a path relative to the current folder."""

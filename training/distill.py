@@ -19,10 +19,8 @@
 """
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
-import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable
@@ -32,7 +30,7 @@ import numpy as np
 import torch
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import check_outputs, run_dir, worker_pool
+from tiengow.agents.infra import check_outputs, count_done, map_counted, run_dir
 from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
@@ -125,14 +123,6 @@ def read_student(path: str) -> dict:
 
 
 # ============================================================================ label
-_COUNTER = None  # in a labelling process: the hands labelled by all workers so far (shared)
-
-
-def _count_into(counter) -> None:
-    global _COUNTER
-    _COUNTER = counter
-
-
 def _label(task: tuple) -> dict[str, np.ndarray]:
     """One worker's hands: (teacher, rules, first game seed, hands) -> arrays."""
     teacher, rules, seed, hands = task
@@ -153,8 +143,7 @@ def _label(task: tuple) -> dict[str, np.ndarray]:
             masks.append(mask.copy())
             chosen.append(action)
             game.step(action)
-        with _COUNTER.get_lock():
-            _COUNTER.value += 1
+        count_done()
     return {"observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
             "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1), "chosen": np.array(chosen, dtype=np.int64)}
 
@@ -163,15 +152,7 @@ def label(config: DistillConfig, rules, progress: Callable[[int], None] | None =
     """The teacher's decisions over ``config.hands`` hands, in worker order (module doc)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
     tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE, n) for w, n in enumerate(shares)]
-    counter = mp.get_context("spawn").Value("q", 0)
-    with worker_pool(config.workers, "the labelling", initializer=_count_into, initargs=(counter,)) as pool:
-        futures = [pool.submit(_label, task) for task in tasks]
-        while concurrent.futures.wait(futures, timeout=5.0).not_done:
-            if progress:
-                progress(counter.value)
-        parts = [future.result() for future in futures]
-    if progress:
-        progress(counter.value)
+    parts = map_counted(_label, tasks, config.workers, "the labelling", progress)
     return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
 
 

@@ -18,10 +18,8 @@
 """
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import math
-import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable
@@ -32,7 +30,7 @@ import torch
 from torch import nn
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import atomic_write, check_outputs, run_dir, worker_pool
+from tiengow.agents.infra import atomic_write, check_outputs, count_done, map_counted, run_dir
 from tiengow.agents.locator import FORMAT, VERSION
 from tiengow.agents.pimc import SearchAgent
 from tiengow_env import layout as L
@@ -104,14 +102,6 @@ class LocatorConfig:
 
 
 # ============================================================================ play
-_COUNTER = None  # in a playing process: the hands played by all workers so far (shared)
-
-
-def _count_into(counter) -> None:
-    global _COUNTER
-    _COUNTER = counter
-
-
 def hidden_places(state: np.ndarray, observer: int, players: int) -> np.ndarray:
     """(2 (P - 1), T) int8: the tile types in the hand (rows r - 1) and among the face-down tiles
     (rows P - 1 + r - 1) of seat (observer + r) % P, r = 1 .. P - 1: the target of the fit."""
@@ -144,8 +134,7 @@ def _play(task: tuple) -> dict[str, np.ndarray]:
             seat = session.to_act
             session.observe(seat, observation, mask)
             session.step(int(bots[seat].act(observation, mask.astype(bool), game=session.game)))
-        with _COUNTER.get_lock():
-            _COUNTER.value += 1
+        count_done()
     return {"states": np.array(states, dtype=np.float32), "places": np.array(places, dtype=np.int8)}
 
 
@@ -153,16 +142,7 @@ def play(config: LocatorConfig, progress: Callable[[int], None] | None = None) -
     """Each worker's data, in worker order (module doc)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
     tasks = [(config.teacher, config.seed + w, n) for w, n in enumerate(shares)]
-    counter = mp.get_context("spawn").Value("q", 0)
-    with worker_pool(config.workers, "the hands", initializer=_count_into, initargs=(counter,)) as pool:
-        futures = [pool.submit(_play, task) for task in tasks]
-        while concurrent.futures.wait(futures, timeout=5.0).not_done:
-            if progress:
-                progress(counter.value)
-        parts = [future.result() for future in futures]
-    if progress:
-        progress(counter.value)
-    return parts
+    return map_counted(_play, tasks, config.workers, "the hands", progress)
 
 
 # ============================================================================ fit
