@@ -211,10 +211,10 @@ class Game:
         state, seen = self.state, self._tricks_seen
         rows = seen[:L.H_COUNT].reshape(L.MAX_TRICKS, L.MAX_SEATS, 2)
         up, down = np.bitwise_or.reduce(rows[:, :, L.H_UP]), np.bitwise_or.reduce(rows[:, :, L.H_DOWN])
-        seats = slice(0, L.MAX_SEATS)
-        if (seen[L.H_COUNT] != state[L.S_TRICK] or not np.array_equal(up, state[L.S_UP:][seats])
-                or down[seat] != state[L.S_DOWN + seat]
-                or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in state[L.S_DOWN:][seats]]):
+        downs = state[L.S_DOWN:L.S_DOWN + L.MAX_SEATS]
+        if (seen[L.H_COUNT] != state[L.S_TRICK] or not np.array_equal(up, state[L.S_UP:L.S_UP + L.MAX_SEATS])
+                or down[seat] != downs[seat]
+                or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in downs]):
             raise ValueError("this game's tricks do not lead to its state (the state was set from outside), so its "
                              "information state is not known")
         layout = ObservationLayout(self.players, self.rules.hand_size)
