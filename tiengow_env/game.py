@@ -204,7 +204,6 @@ class Game:
         act), float32, from the tricks this game has played. ValueError for a game whose state
         was set from outside, so that its tricks do not lead to the state: the public plays, the
         seat's own face-down tiles and every seat's count of them must agree."""
-        from .observation import ObservationLayout
         if seat is None and self.is_over:
             raise ValueError(f"information_state needs a seat 0..{self.players - 1}; the hand is over")
         seat = self._seat(self.to_act if seat is None else seat)
@@ -217,7 +216,7 @@ class Game:
                 or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in downs]):
             raise ValueError("this game's tricks do not lead to its state (the state was set from outside), so its "
                              "information state is not known")
-        layout = ObservationLayout(self.players, self.rules.hand_size)
+        layout = _layout(self.players, self.rules.hand_size)
         out = np.zeros(layout.information_size, dtype=np.float32)
         K.write_information_state(state, seen, seat, self.combos.table, self.combos.rules_array, layout.offsets,
                                   self.rules.discards_face_up, out)
@@ -405,10 +404,16 @@ class Game:
 
 
 @functools.cache
+def _layout(players: int, hand_size: int):
+    """The observation layout of a table (one per table size: its views are computed once)."""
+    from .observation import ObservationLayout
+    return ObservationLayout(players, hand_size)
+
+
+@functools.cache
 def _observation_offsets(players: int, hand_size: int) -> np.ndarray:
     """The observation layout's offsets, then the observation size."""
-    from .observation import ObservationLayout
-    layout = ObservationLayout(players, hand_size)
+    layout = _layout(players, hand_size)
     return np.append(layout.offsets, layout.size)
 
 
