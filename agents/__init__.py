@@ -2,6 +2,6 @@
 
 Specs (built-in names, installed plugins, ``MODULE:FACTORY``) are documented in ``base.py``.
 """
-from .base import KINDS, REGISTRY, Agent, PluginAgent, agent_catalogue, make_agent, register
+from .base import BUILTIN, KINDS, Agent, PluginAgent, agent_catalogue, describe_agent, make_agent
 
-__all__ = ["Agent", "KINDS", "PluginAgent", "REGISTRY", "agent_catalogue", "make_agent", "register"]
+__all__ = ["Agent", "BUILTIN", "KINDS", "PluginAgent", "agent_catalogue", "describe_agent", "make_agent"]

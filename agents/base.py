@@ -5,15 +5,11 @@ action mask (``tiengow_env.observation``), and, if it searches, the ``Game`` its
 ``act(..., game=game)``; a searching agent must only use what the acting seat may know
 (``tiengow_env.search`` samples the hidden tiles for it).
 
-Specs, resolved in this order (``tiengow agents`` lists them):
+Specs, resolved in this order (``tiengow agents`` lists them, ``tiengow agents SPEC`` shows one):
 
-1. a built-in name, optionally with an argument: ``random``, ``greedy``, ``expert``,
-   ``pimc:64``, ``cfr:PATH``, ``ppo:PATH``, ...; the search bots (grammar in ``agents/pimc.py``)
-   take ``pimc[:SAMPLES][:KEY=VALUE]...``, ``ismcts[:ITERATIONS][:KEY=VALUE]...`` and
-   ``search[:BUDGET]``, keys ``rollout=random|greedy|expert``, ``epsilon=E``, ``own_epsilon=E``,
-   ``endgame=TILES``, ``infer=P``, ``beta=B``, ``halving=1`` and ``paired=1`` (pimc), ``c=C``
-   (ismcts): ``pimc:256:rollout=expert``;
-   ``pimc:64,random`` still works; ``champion[:SAMPLES][:KEY=VALUE]...`` (``agents/champion.py``);
+1. a built-in name (``BUILTIN``), optionally with options: ``NAME[:VALUE][:KEY=VALUE]...``,
+   parsed onto the bot's frozen config dataclass by ``agents/spec.py`` (``pimc:64:epsilon=0.5``,
+   ``cfr:PATH``, ``champion:locate=0``);
 2. the name of an installed plugin: an entry point in the group ``tiengow.agents`` (in a
    package's pyproject: ``[project.entry-points."tiengow.agents"] mybot = "mypkg.bots:make"``);
 3. ``MODULE:FACTORY``: any importable module (a dotted path, looked up on ``sys.path``, the
@@ -26,17 +22,12 @@ int) and returns any object with ``act(observation, mask, game=None) -> action i
 (it may search on it), and every action it returns is checked: an illegal one is an error
 naming the agent.
 
-Registering a built-in (``agents/_builtin.py``)::
-
-    @register("greedy", kind="heuristic", description="plays the largest, then strongest combination")
-    def _greedy(argument, rules, seed):      # argument: the text after ':' in the spec, or None
-        return GreedyAgent(rules, seed)
-
-``kind`` is one of ``KINDS``; ``description`` is one line; ``usage`` (default: the name) is
-how ``tiengow agents`` writes the spec, such as ``pimc[:SAMPLES[,POLICY]]``.
+A built-in is a ``Bot`` (its kind, one line, its config class and its factory ``(config,
+rules, seed) -> Agent``) named in ``BUILTIN`` by where it lives, imported only when used.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import os
@@ -54,7 +45,8 @@ from tiengow_env.game import Game
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
-AgentFactory = Callable[[str | None, RuleSet, int], "Agent"]
+from .spec import parse_spec, suggest, usage
+
 KINDS = ("heuristic", "search", "learned", "plugin")
 ENTRY_POINT_GROUP = "tiengow.agents"
 
@@ -116,52 +108,51 @@ def _shapes(rules: RuleSet) -> tuple[int, int]:
 
 # ============================================================================ registry
 @dataclass(frozen=True)
-class Registration:
-    """One built-in spec: its factory ``(argument, rules, seed) -> Agent`` and how it is listed."""
+class Bot:
+    """A built-in bot: how it is listed, its options and its factory."""
 
-    name: str
     kind: str
+    """one of KINDS"""
     description: str
-    factory: AgentFactory
-    usage: str
+    """one line for tiengow agents"""
+    config: type | None
+    """its frozen config dataclass (agents/spec.py), None when it takes no options"""
+    build: Callable[[object, RuleSet, int], Agent]
+    """the factory: (config, rules, seed) -> Agent"""
 
 
-REGISTRY: dict[str, Registration] = {}
+BUILTIN: dict[str, str] = {  # spec name -> the Bot, as module:attribute (resolved when first used)
+    "random": ".baselines:RANDOM",
+    "greedy": ".baselines:GREEDY",
+    "expert": ".baselines:EXPERT",
+    "pimc": ".search:PIMC",
+    "ismcts": ".search:ISMCTS",
+    "search": ".search:SEARCH",
+    "champion": ".search:CHAMPION",
+    "ppo": ".ppo:PPO",
+    "cfr": ".cfr:CFR",
+}
 
 
-def register(name: str, kind: str | None = None, description: str | None = None,
-             usage: str | None = None) -> Callable[[AgentFactory], AgentFactory]:
-    """Register a factory ``(argument, rules, seed) -> Agent`` under the spec prefix ``name``
-    (module doc). Registering a name again with only a factory replaces the factory and keeps
-    its kind and description."""
-    def wrap(factory: AgentFactory) -> AgentFactory:
-        if kind is None and description is None:
-            from . import _builtin  # noqa: F401  (the registration being replaced)
-        old = REGISTRY.get(name)
-        if kind is None and description is None and old is not None:
-            REGISTRY[name] = Registration(name, old.kind, old.description, factory, old.usage)
-            return factory
-        if kind not in KINDS or not description or "\n" in description:
-            raise ValueError(f"register({name!r}) needs kind= one of {', '.join(KINDS)} and a one-line description=")
-        REGISTRY[name] = Registration(name, kind, description, factory, usage or name)
-        return factory
-    return wrap
+@functools.cache
+def builtin(name: str) -> Bot:
+    """The built-in bot ``name`` (a key of ``BUILTIN``), its module imported now."""
+    module, _, attribute = BUILTIN[name].partition(":")
+    return getattr(importlib.import_module(module, __package__), attribute)
 
 
 def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> Agent:
     """Build an agent from a spec string such as ``expert``, ``pimc:64`` or ``mybots:make``."""
-    from . import _builtin  # noqa: F401  (registers the built-in agents)
     rules = RuleSet.from_spec(rules)
     seed = check_seed(seed)  # before a factory's work (a checkpoint to read)
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     name, sep, argument = spec.partition(":")
-    if name in REGISTRY:
-        if sep and not argument:
-            raise ValueError(f"agent spec {spec!r} ends with ':' and nothing after it; write {name!r} alone, or "
-                             f"{name}:ARGUMENT")
-        agent = REGISTRY[name].factory(argument or None, rules, seed)
-        agent.name = spec
+    if name in BUILTIN:
+        bot = builtin(name)
+        config = parse_spec(name, argument if sep else None, bot.config)
+        agent = bot.build(config, rules, seed)
+        agent.name, agent.config = spec, config
         return agent
     entry = _entry_points().get(name)
     if entry is not None:
@@ -170,18 +161,23 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
         return PluginAgent(spec, _call_factory(spec, _load_entry_point(spec, entry), rules, seed), rules, seed)
     if sep and _is_dotted(name):
         return PluginAgent(spec, _call_factory(spec, _import_factory(spec, name, argument), rules, seed), rules, seed)
-    known = ", ".join(sorted(REGISTRY) + sorted(_entry_points()))
-    raise ValueError(f"unknown agent {spec!r}; agents are: {known}, or MODULE:FACTORY for your own "
-                     "(tiengow agents lists them)")
+    known = sorted(BUILTIN) + sorted(_entry_points())
+    raise ValueError(f"unknown agent {spec[:80]!r}{suggest(name, known)} (agents: {', '.join(known)}, or "
+                     "MODULE:FACTORY for your own; tiengow agents lists them)")
 
 
-def agent_catalogue() -> list[dict[str, str]]:
-    """Every spec ``tiengow agents`` lists: {spec, kind, description}, built-ins first, then the
-    installed plugins (entry points), then the form of a plugin given by module."""
-    from . import _builtin  # noqa: F401
-    rows = [{"spec": r.usage, "kind": r.kind, "description": r.description} for r in REGISTRY.values()]
+def agent_catalogue() -> list[dict[str, object]]:
+    """Every spec ``tiengow agents`` lists: {name, kind, usage, description, options}, built-ins
+    first, then the installed plugins (entry points), then the form of a plugin given by module.
+    ``options`` are ``agents.spec.option_rows``: {key, type, default, range, doc}."""
+    from .spec import option_rows
+    rows = []
+    for name in BUILTIN:
+        bot = builtin(name)
+        rows.append({"name": name, "kind": bot.kind, "usage": usage(name, bot.config),
+                     "description": bot.description, "options": option_rows(bot.config)})
     for name, entry in sorted(_entry_points().items()):
-        if name in REGISTRY:
+        if name in BUILTIN:
             description = f"entry point {entry.value}, hidden by the built-in {name!r}"
         else:
             try:
@@ -189,10 +185,30 @@ def agent_catalogue() -> list[dict[str, str]]:
                 description = doc.splitlines()[0] if doc else f"entry point {entry.value}"
             except ValueError as err:
                 description = f"cannot be loaded: {err}"
-        rows.append({"spec": name, "kind": "plugin", "description": description})
-    rows.append({"spec": "MODULE:FACTORY", "kind": "plugin",
+        rows.append({"name": name, "kind": "plugin", "usage": name, "description": description, "options": []})
+    rows.append({"name": "MODULE:FACTORY", "kind": "plugin", "usage": "MODULE:FACTORY", "options": [],
                  "description": "your own bot: FACTORY(rules, seed) returns an object with act() and reset()"})
     return rows
+
+
+def describe_agent(spec: str, rules: RuleSet | str = "standard") -> dict[str, object]:
+    """``spec`` resolved (built, so that a missing file or a plugin's failure shows): {spec,
+    name, kind, description, config: {key: value}} for ``tiengow agents SPEC``. ValueError, one
+    line, when it does not resolve."""
+    agent = make_agent(spec, rules)
+    name = spec.partition(":")[0]
+    config = getattr(agent, "config", None)
+    if name in BUILTIN:
+        bot = builtin(name)
+        kind, description = bot.kind, bot.description
+    elif isinstance(agent, PluginAgent):
+        entry = _entry_points().get(name)
+        kind = "plugin"
+        description = f"entry point {entry.value}" if entry is not None else f"{type(agent.bot).__name__} from {spec}"
+    else:
+        kind, description = "plugin", spec
+    return {"spec": spec, "name": name, "kind": kind, "description": description,
+            "config": None if config is None else dataclasses.asdict(config)}
 
 
 # ============================================================================ plugins
@@ -289,5 +305,5 @@ def _call_factory(spec: str, factory: Callable, rules: RuleSet, seed: int) -> ob
         raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from None
 
 
-__all__ = ["Agent", "AgentFactory", "KINDS", "REGISTRY", "Registration", "register", "make_agent",
-           "agent_catalogue", "PluginAgent", "ENTRY_POINT_GROUP"]
+__all__ = ["Agent", "Bot", "BUILTIN", "KINDS", "builtin", "make_agent", "agent_catalogue", "describe_agent",
+           "PluginAgent", "ENTRY_POINT_GROUP"]

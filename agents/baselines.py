@@ -18,7 +18,7 @@ from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NUM_TYPES
 
-from .base import Agent
+from .base import Agent, Bot
 
 
 class RandomAgent(Agent):
@@ -93,3 +93,10 @@ class ExpertAgent(CompiledPolicyAgent):
 
     name = "expert"
     policy = PK.POLICY_EXPERT
+
+
+RANDOM = Bot("heuristic", "a uniformly random legal action", None, lambda config, rules, seed: RandomAgent(rules, seed))
+GREEDY = Bot("heuristic", "leads its largest, strongest play; beats as cheaply as it can", None,
+             lambda config, rules, seed: GreedyAgent(rules, seed))
+EXPERT = Bot("heuristic", "counts the unseen tiles: cashes sure winners, beats only when certain", None,
+             lambda config, rules, seed: ExpertAgent(rules, seed))

@@ -31,8 +31,9 @@ import functools
 import json
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from tiengow_env.rules import RuleSet
 
 from . import _cfr_play_kernels as PK
 from .abstraction import NUM_ABSTRACT, NUM_KEYS, single_of_type
-from .base import Agent
+from .base import Agent, Bot
 from .exact_tree import GameTree, build_tree, check_policy
 from .infra import atomic_write
 
@@ -258,8 +259,8 @@ def _tabular_play(path: str, mtime: float, switches: str) -> TabularPlay:
 
 
 def make_cfr_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> Agent:
-    """Factory for the registry: ``cfr`` (the shipped policy) or ``cfr:path/to/policy.npz`` (an
-    abstract or a tabular policy file, module doc)."""
+    """The policy file at ``argument`` (None: the shipped policy; an abstract or a tabular
+    policy file, module doc) for a table of ``rules``."""
     path = str(DEFAULT_POLICY) if argument is None else argument
     if not os.path.exists(path):
         raise ValueError(f"cfr policy file {path} does not exist; expected a .npz written by tiengow train cfr"
@@ -278,5 +279,17 @@ def make_cfr_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> Agent
     return TabularCfrAgent(rules, seed, play)
 
 
-__all__ = ["CfrAgent", "TabularCfrAgent", "make_cfr_agent", "DEFAULT_POLICY", "FORMAT", "VERSION",
+@dataclass(frozen=True)
+class CfrConfig:
+    """``cfr``: a CFR policy file."""
+
+    POSITIONAL: ClassVar[str] = "path"
+    path: str | None = None
+    """a policy written by tiengow train cfr, full game or exact micro (default: the shipped cfr_standard.npz)"""
+
+
+CFR = Bot("learned", "a CFR policy: the shipped full-game MCCFR one, or PATH (full game, or exact micro)", CfrConfig,
+          lambda config, rules, seed: make_cfr_agent(config.path, rules, seed))
+
+__all__ = ["CfrAgent", "CfrConfig", "CFR", "TabularCfrAgent", "make_cfr_agent", "DEFAULT_POLICY", "FORMAT", "VERSION",
            "save_policy", "load_policy", "tabular_policy_for"]

@@ -2,7 +2,7 @@
 
 Without a path it loads the shipped model ``agents/policies/ppo.pt`` (how it was trained:
 ``agents/policies/ppo.md``). The network runs in numpy (a batch of one is ~10x faster than a
-torch call), batched in ``act_batch``. It plays the most likely legal action; ``ppo:path,sample``
+torch call), batched in ``act_batch``. It plays the most likely legal action; ``ppo:PATH:sample=1``
 samples the policy instead. Illegal actions are masked out before the choice, so it never
 picks one.
 
@@ -25,7 +25,9 @@ from __future__ import annotations
 import functools
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -35,7 +37,7 @@ from tiengow_env.game import Game
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 
-from .base import Agent, register
+from .base import Agent, Bot
 from .infra import install_hint
 
 DEFAULT_POLICY = Path(__file__).resolve().parent / "policies" / "ppo.pt"
@@ -205,19 +207,9 @@ def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndar
     return (dict(data["config"]),) + policy_layers(data, path)
 
 
-def ppo_argument(argument: str | None) -> tuple[str | None, bool]:
-    """(the checkpoint's path, or None for the shipped model; whether to sample) of a ``ppo``
-    spec's argument: ``PATH``, ``PATH,sample``, ``sample`` or ``,sample``."""
-    if argument == "sample":
-        return None, True
-    path, sample = (argument[:-len(",sample")], True) if (argument or "").endswith(",sample") else (argument, False)
-    return path or None, sample
-
-
-def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAgent:
-    """Factory for the registry: ``ppo`` (the shipped model), ``ppo:path/to/checkpoint.pt``, and
-    ``ppo:path,sample`` (or ``ppo:sample``) to sample the policy rather than play its argmax."""
-    given, sample = ppo_argument(argument)
+def make_ppo_agent(given: str | None, rules: RuleSet, seed: int = 0, sample: bool = False) -> PpoAgent:
+    """The PPO checkpoint at ``given`` (None: the shipped model) for a table of ``rules``,
+    playing its argmax, or sampling the policy with ``sample``."""
     path = str(DEFAULT_POLICY) if given is None else given
     if not os.path.exists(path):
         raise ValueError(f"PPO checkpoint {path} does not exist; expected a .pt written by tiengow train ppo"
@@ -239,10 +231,20 @@ def make_ppo_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> PpoAg
     return agent
 
 
-def register_ppo() -> None:
-    """Register ``ppo`` with the agent registry (``agents/_builtin.py`` does this once wired)."""
-    register("ppo")(make_ppo_agent)
+@dataclass(frozen=True)
+class PpoConfig:
+    """``ppo``: a PPO network."""
+
+    POSITIONAL: ClassVar[str] = "path"
+    path: str | None = None
+    """a checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
+    sample: bool = False
+    """sample the policy rather than play its most likely action"""
 
 
-__all__ = ["PpoAgent", "make_ppo_agent", "register_ppo", "read_checkpoint", "read_model_file", "policy_layers",
+PPO = Bot("learned", "a PPO network: the shipped model or the checkpoint PATH (argmax, or sample=1)", PpoConfig,
+          lambda config, rules, seed: make_ppo_agent(config.path, rules, seed, config.sample))
+
+
+__all__ = ["PpoAgent", "PpoConfig", "PPO", "make_ppo_agent", "read_checkpoint", "read_model_file", "policy_layers",
            "input_scale", "DEFAULT_POLICY", "FORMAT", "VERSION"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from tiengow.agents.base import make_agent
 from tiengow.agents.infra import INT64_MAX, int_option, list_option, run_for_people
-from tiengow.agents.pimc import SearchAgent
+from tiengow.agents.search import SearchAgent
 from tiengow_env.game import Game
 
 

@@ -13,7 +13,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
-from tiengow.agents.ppo import register_ppo  # noqa: E402
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
     PpoConfig,
@@ -27,8 +26,6 @@ from tiengow.training.ppo import (  # noqa: E402
 from tiengow.training.ppo_eval import time_to_strength  # noqa: E402
 from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
-
-register_ppo()
 
 
 def tiny_config(tmp_path, **changes) -> PpoConfig:

@@ -50,14 +50,12 @@ def ppo_config(tmp_path, **changes):
 
 def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, tmp_path, capsys):
     from tiengow.agents.base import make_agent
-    from tiengow.agents.ppo import register_ppo
     from tiengow.cli import main
     config = ppo_config(tmp_path)
     sets = [f"--set={name}={json.dumps(value)}" for name, value in config.to_dict().items()]
     assert main(["train", "ppo", *sets, "--ray", "--rollout-workers", "2", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["update"] == 6 and summary["global_step"] == 32 * 8 * 6
-    register_ppo()
     assert make_agent(f"ppo:{config.out}", "micro").layers
     assert evaluate(f"ppo:{config.out}", "random", 20, seed=1, rules="micro").deals == 20
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))  # the same TensorBoard logging

@@ -1,6 +1,7 @@
-"""Compiled search kernels: PIMC with rollouts or an exact endgame, belief weights over the
-sampled worlds, and single-observer information-set MCTS. Every function is
-``@njit(cache=True)``; ``tiengow_env.search`` checks inputs and allocates for them.
+"""Compiled search kernels: PIMC with rollouts, an exact max-n endgame solver and
+single-observer information-set MCTS. Every function is ``@njit(cache=True)``;
+``tiengow_env.search`` checks inputs and allocates for them. The kernels take their arrays in a
+few named tuples (``Tables``, ``Solver``, ``PimcSettings``, ...), defined here.
 
 A *world* is a full state consistent with what the searching seat knows, drawn by
 ``_kernels.determinize`` (the tiles hidden from the seat dealt again at random). Searches read
@@ -11,9 +12,9 @@ References:
   [LI86]  Luckhardt, Irani. An Algorithmic Solution of N-Person Games. AAAI 1986 (max-n).
   [KKS13] Karnin, Koren, Somekh. Almost Optimal Exploration in Multi-Armed Bandits. ICML 2013
           (sequential halving).
-  [SRB19] Solinas, Rebstock, Buro. Improving Search with Supervised Learning in Trick-Based
-          Card Games. AAAI 2019 (worlds weighted by the likelihood of the observed play).
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -37,7 +38,6 @@ from .layout import (
     S_BONUS,
     S_COLS,
     S_DOOMED,
-    S_DOWN,
     S_HAND,
     S_LEADER,
     S_LEN,
@@ -49,9 +49,6 @@ from .layout import (
     S_TABLE,
     S_TO_ACT,
     S_TRICK,
-    T_BEAT_END,
-    T_BEAT_START,
-    T_MASK,
 )
 from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
 
@@ -63,6 +60,77 @@ F_COUNT, F_INDEX, F_SLOT = 4, 5, 6  # solver frame columns after the key: legal 
 FRAME = 7
 V_BEST = 4  # solver values column after the seats' chips: the actor's best so far
 EPSILON_UNIT = 1 << 20  # a rollout's random-action probability, in steps of 1 / EPSILON_UNIT
+
+
+class Tables(NamedTuple):
+    """The rule set's tables every search kernel reads."""
+
+    table: np.ndarray  # the combination table (``combos.ComboTable.table``)
+    rules: np.ndarray  # the rules array (``combos.ComboTable.rules_array``)
+    singles: np.ndarray  # the single of each tile type (``_policy_kernels.single_of_type``)
+    face_up: bool  # whether discards go face up (``RuleSet.discards_face_up``)
+
+
+class Solver(NamedTuple):
+    """The exact endgame solver's stack and transposition table (``solve_endgame``), reused
+    across worlds: an entry counts only when its stamp is the current world's."""
+
+    states: np.ndarray  # int64 (MAX_DEPTH + 1, S_LEN): the state at each depth
+    moves: np.ndarray  # int64 (MAX_DEPTH + 1, num_actions): the legal actions at each depth
+    frames: np.ndarray  # int64 (MAX_DEPTH + 1, FRAME): key, legal count, next action, table slot
+    values: np.ndarray  # float64 (MAX_DEPTH + 1, MAX_SEATS + 1): chips per seat, then the actor's best
+    tt_keys: np.ndarray  # int64 (N, TT_WORDS), N a power of two
+    tt_values: np.ndarray  # float64 (N, MAX_SEATS): chips still to come per seat
+    tt_stamp: np.ndarray  # int64 (N,): the world each entry belongs to
+    counter: np.ndarray  # int64 (1,): the last stamp used
+
+
+class PimcSettings(NamedTuple):
+    """How ``pimc_values`` spends its rollouts."""
+
+    samples: int  # rollouts per legal action (in all, with halving)
+    epsilon: float  # each rollout decision uniformly random with this probability, else greedy
+    halving: bool  # sequential halving over the actions [KKS13]
+    paired: bool  # every action of a world finished with the same random numbers
+
+
+class Worlds(NamedTuple):
+    """Given worlds to draw from instead of fresh ones: none when ``pool`` has no row."""
+
+    pool: np.ndarray  # int64 (N, S_LEN): world states
+    cdf: np.ndarray  # float64 (N,): ascending to 1; row i drawn with probability cdf[i] - cdf[i - 1]
+
+
+class PimcOut(NamedTuple):
+    """What ``pimc_values`` writes, one entry per action searched."""
+
+    means: np.ndarray  # float64: mean chips over the worlds the action was played in
+    worlds: np.ndarray  # int64: how many worlds those were
+    rounds: np.ndarray  # int64: rounds of halving survived (the preferred action: one more than any other)
+
+
+class IsmctsSettings(NamedTuple):
+    """How ``ismcts`` searches."""
+
+    iterations: int  # one world, one descent and one new node each
+    exploration: float  # UCB1's constant on rewards of chips / scale
+    scale: float  # chips per unit of reward
+    epsilon: float  # each rollout decision uniformly random with this probability, else greedy
+
+
+class Tree(NamedTuple):
+    """The ISMCTS tree: one row per node."""
+
+    links: np.ndarray  # int64 (iterations + 1, 5): N_PARENT, N_CHILD, N_SIBLING, N_EDGE, N_ACTOR
+    stats: np.ndarray  # float64 (iterations + 1, 3): F_VISITS, F_REWARD, F_AVAILABLE
+
+
+class IsmctsOut(NamedTuple):
+    """What ``ismcts`` writes about the root's edges."""
+
+    actions: np.ndarray  # int64: the edge (action id)
+    visits: np.ndarray  # float64
+    values: np.ndarray  # float64: mean chips of the searching seat
 
 
 # ----------------------------------------------------------------------------- worlds
@@ -95,51 +163,7 @@ def deal_world(state, seat, face_up, table, rules, rng, out):
         out[S_BANKER_FIRST] = K.unbeatable_in_own_eyes(out, first, table, rules) if first >= 0 else 0
 
 
-MAX_DRAWS = 64  # worlds drawn, at most, before one that contradicts the discards is kept anyway
-
-
-@njit(cache=True)
-def beatable_discards(world, events, table, rules):
-    """How many of the other seats' discards ``world`` says were made by a seat that could
-    have beaten. Row e of ``events`` is (seat, the best combination when it discarded, the
-    tiles it has put face up since): in the world that seat then held at least its hand now
-    and those tiles, so the test only ever counts a discard that surely had a beat instead."""
-    count = 0
-    for e in range(events.shape[0]):
-        held = K.canonical(world[S_HAND + events[e, 0]] | events[e, 2])
-        best = events[e, 1]
-        for j in range(table[best, T_BEAT_START], table[best, T_BEAT_END]):
-            if held & table[j, T_MASK] == table[j, T_MASK]:
-                count += 1
-                break
-    return count
-
-
-@njit(cache=True)
-def draw_world(state, seat, events, keep, face_up, table, rules, rng, out):
-    """A world for ``seat`` (``deal_world``) given the others' discards: a world in which v of
-    them had a beat instead is kept with probability ``keep`` ** v, else drawn again (at most
-    ``MAX_DRAWS`` times). That is rejection sampling from the worlds weighted by the likelihood
-    of the discards when a seat that can beat discards with probability ``keep`` [SRB19, with
-    the play reduced to beat or discard]. ``keep`` = 1 draws exactly as ``deal_world``."""
-    for _ in range(MAX_DRAWS):
-        deal_world(state, seat, face_up, table, rules, rng, out)
-        if keep >= 1.0:
-            return
-        v = beatable_discards(out, events, table, rules)
-        if v == 0 or K.rand_below(rng, EPSILON_UNIT) < np.int64(keep ** v * EPSILON_UNIT):
-            return
-
-
 # ----------------------------------------------------------------------------- exact endgame
-@njit(cache=True, inline="always")
-def tiles_in_hands(state, rules):
-    total = 0
-    for s in range(rules[R_PLAYERS]):
-        total += K.popcount(state[S_HAND + s])
-    return total
-
-
 @njit(cache=True, inline="always")
 def chips(state, seat):
     return state[S_BONUS + seat] + state[S_SETTLE + seat]
@@ -206,18 +230,19 @@ def _back_up(state, child, out):
 
 
 @njit(cache=True)
-def solve_endgame(states, moves, frames, values, tt_keys, tt_values, tt_stamp, stamp, table, rules):
+def solve_endgame(solver, stamp, table, rules):
     """Max-n value of ``states[0]`` [LI86]: ``values[0, s]`` is seat s's final chips when
     every seat, from here on, plays to maximise its own (settlement, trick bonuses and every
     multiplier included; a seat indifferent between actions takes the first in legal order).
     Returns the number of nodes searched.
 
-    Depth-first with an explicit stack (numba's cache cannot hold recursive functions):
-    ``states`` (MAX_DEPTH + 1, S_LEN), ``moves`` (MAX_DEPTH + 1, num_actions), ``frames``
-    (MAX_DEPTH + 1, FRAME) and ``values`` (MAX_DEPTH + 1, MAX_SEATS + 1). The transposition
-    table (``tt_keys`` (N, 4), ``tt_values`` (N, 4), ``tt_stamp`` (N,), N a power of two)
-    holds entries of the current ``stamp`` only, so it is reused across worlds uncleared.
+    Depth-first with an explicit stack (numba's cache cannot hold recursive functions), the
+    ``solver``'s arrays (``Solver``): its transposition table holds entries of the current
+    ``stamp`` only, so it is reused across worlds uncleared. The state is ``solver.states[0]``,
+    its values land in ``solver.values[0]``.
     """
+    states, moves, frames, values = solver.states, solver.moves, solver.frames, solver.values
+    tt_keys, tt_values, tt_stamp = solver.tt_keys, solver.tt_values, solver.tt_stamp
     players = rules[R_PLAYERS]
     if states[0, S_PHASE] == PHASE_OVER:
         for s in range(players):
@@ -261,101 +286,35 @@ def solve_endgame(states, moves, frames, values, tt_keys, tt_values, tt_stamp, s
         _back_up(states[depth], values[depth + 1], values[depth])
 
 
-# ----------------------------------------------------------------------------- belief weights
-@njit(cache=True)
-def discard_log_likelihood(world, seat, beta, singles, table, rules):
-    """Log-likelihood of the other seats' face-down tiles in ``world`` under a softened expert.
-
-    The expert discards the tile worth least to keep (``_policy_kernels.keep_value``). Softened
-    with inverse temperature ``beta``, a seat that discarded tile d, while it still holds the
-    tiles h, chose d with probability exp(-beta v(d)) / (exp(-beta v(d)) + sum_h exp(-beta
-    v(h))), values taken in the hand it held then (the tiles it holds now and all it put down).
-    The sum over its face-down tiles ranks worlds where the others threw weak tiles and kept
-    strong ones above worlds where they threw strong ones [SRB19 weights worlds by the
-    likelihood of the observed play; this model sees only what went down].
-    """
-    total = 0.0
-    for s in range(rules[R_PLAYERS]):
-        if s == seat or world[S_DOWN + s] == 0:
-            continue
-        down = world[S_DOWN + s]
-        before = world[S_HAND + s] | down
-        unseen = PK.unseen_tiles(world, s, False, rules)
-        kept = -np.inf  # log sum_h exp(-beta v(h)), in log space: exp(-beta v) underflows for a large beta
-        remaining = K.canonical(world[S_HAND + s])
-        while remaining:
-            b = K.lowest_bit(remaining)
-            remaining &= remaining - 1
-            kept = np.logaddexp(kept, -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules))
-        remaining = K.canonical(down)
-        while remaining:
-            b = K.lowest_bit(remaining)
-            remaining &= remaining - 1
-            thrown = -beta * PK.keep_value(_TILE_TYPE[b], before, unseen, singles, table, rules)
-            total += thrown - np.logaddexp(thrown, kept)
-    return total
-
-
 # ----------------------------------------------------------------------------- PIMC
 @njit(cache=True)
-def finish_world(state, policy, epsilons, low_discard, greedy_end, endgame, face_up, singles, table, rules, rng,
-                 scratch, solver, stamp):
-    """Play ``state`` to the end of the hand: the rollout policy, each decision of seat s
-    replaced by a uniformly random legal action with probability ``epsilons[s]`` (with
-    ``low_discard``, a random discard throws the tile worth least: the randomness is in whether
-    to beat and what to lead, not in throwing away a strong tile), except that a seat holding
-    at most ``greedy_end`` tiles plays the policy alone (strong players hardly ever throw the
-    last tricks away, and random ones there decide the hand by chance), until at most
-    ``endgame`` tiles are left in the hands, then the exact max-n endgame. Returns solver nodes
-    used."""
-    C = rules[R_COMBOS]
-    while state[S_PHASE] != PHASE_OVER and tiles_in_hands(state, rules) > endgame:
-        threshold = np.int64(epsilons[state[S_TO_ACT]] * EPSILON_UNIT)
-        if K.popcount(state[S_HAND + state[S_TO_ACT]]) <= greedy_end:
-            threshold = np.int64(0)
+def finish_world(state, epsilon, table, rules, rng, scratch):
+    """Play ``state`` to the end of the hand by the greedy policy, each decision replaced by a
+    uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts)."""
+    threshold = np.int64(epsilon * EPSILON_UNIT)
+    while state[S_PHASE] != PHASE_OVER:
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
-            n = K.legal_actions(state, table, rules, scratch)
-            action = scratch[K.rand_below(rng, n)]
-            if low_discard and C <= action < C + NUM_TYPES:
-                discards = 0  # greedy's choice among the discards alone: the one of the tile worth least
-                for i in range(n):
-                    if C <= scratch[i] < C + NUM_TYPES:
-                        scratch[discards] = scratch[i]
-                        discards += 1
-                action = K.greedy_choice(scratch, discards, False, table, rules)
+            action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
         else:
-            action = PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch)
+            action = K.greedy_action(state, table, rules, scratch)
         K.step(state, action, table, rules)
-    if state[S_PHASE] == PHASE_OVER:
-        return 0
-    states, moves, frames, values, tt_keys, tt_values, tt_stamp, _ = solver
-    states[0] = state
-    nodes = solve_endgame(states, moves, frames, values, tt_keys, tt_values, tt_stamp, stamp, table, rules)
-    for s in range(rules[R_PLAYERS]):
-        state[S_BONUS + s] = np.int64(values[0, s]) - state[S_SETTLE + s]  # carry the solved chips in the state
-    return nodes
 
 
 @njit(cache=True)
-def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, epsilons, low_discard, greedy_end,
-                endgame, beta, events, keep, pool, cdf, face_up, singles, table, rules, rng, solver, out, out_worlds,
-                out_rounds):
+def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
-    ``finish_world``: ``samples`` rollouts per action in all, every world shared by the actions
-    played in it. With ``beta`` > 0 each world counts with its ``discard_log_likelihood``
-    (self-normalised importance weights) [SRB19]. Given a ``pool`` of worlds (rows of states)
-    they are drawn from it instead, row i with probability ``cdf[i] - cdf[i - 1]`` (``cdf``
-    ascending to 1): worlds resampled by a belief computed outside the kernel.
+    ``finish_world``: ``settings.samples`` rollouts per action in all, every world shared by the
+    actions played in it. Worlds are dealt afresh (``deal_world``), or, given a ``worlds`` pool,
+    drawn from it by its ``cdf``: worlds resampled by a belief computed outside the kernel.
 
-    Without ``halving`` every action is played in the same ``samples`` worlds. With it the
-    same rollouts are spent by sequential halving [KKS13]: in each of ceil(log2 K) rounds every
+    Without ``settings.halving`` every action is played in the same worlds. With it the same
+    rollouts are spent by sequential halving [KKS13]: in each of ceil(log2 K) rounds every
     action still in the race is played in the same new worlds, an equal share of the rollouts
     per round, and the better half goes on, so the last two are compared over many more worlds
     than a uniform split gives them. Actions are ranked by their mean plus their ``bonus`` (a
-    prior's say, in chips; zeros for none). ``out`` receives each action's mean over the worlds
-    it was played in, ``out_worlds`` how many those were, ``out_rounds`` how many rounds it
-    survived: the action the search prefers survived one more than any other. Returns solver
-    nodes used."""
+    prior's say, in chips; zeros for none). Writes ``out`` (``PimcOut``)."""
+    table, rules, face_up = tables.table, tables.rules, tables.face_up
+    pool, cdf = worlds.pool, worlds.cdf
     count = actions.shape[0]
     world = np.empty(S_LEN, dtype=np.int64)
     child = np.empty(S_LEN, dtype=np.int64)
@@ -364,75 +323,41 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
     sums = np.zeros(count, dtype=np.float64)
     totals = np.zeros(count, dtype=np.float64)
     order = np.zeros(count, dtype=np.float64)
-    out_worlds[:] = 0
-    out_rounds[:] = 0
+    out.worlds[:] = 0
+    out.rounds[:] = 0
     rounds = 1
-    while halving and (1 << rounds) < count:
+    while settings.halving and (1 << rounds) < count:
         rounds += 1
-    budget = samples * count
-    nodes = 0
-    stamp = solver[7][0]
-    first = np.nan  # log-weights are taken relative to the largest so far, to keep exp in range
+    budget = settings.samples * count
     live = count
     for r in range(rounds):
-        worlds = max(1, budget // (rounds * live))
-        for _ in range(worlds):
+        draws = max(1, budget // (rounds * live))
+        for _ in range(draws):
             if pool.shape[0]:
                 u = K.rand_below(rng, EPSILON_UNIT) / EPSILON_UNIT
                 world[:] = pool[min(np.searchsorted(cdf, u, side="right"), pool.shape[0] - 1)]
             else:
-                draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
-            log_weight = discard_log_likelihood(world, seat, beta, singles, table, rules) if beta > 0 else 0.0
-            if np.isnan(first):
-                first = log_weight
-            elif log_weight > first:  # a likelier world than any before: rescale what is summed so far
-                scale = np.exp(first - log_weight)
-                sums *= scale
-                totals *= scale
-                first = log_weight
-            weight = np.exp(log_weight - first)
-            stamp += 1
+                deal_world(state, seat, face_up, table, rules, rng, world)
             start = rng[0]
             for j in range(live):
                 i = alive[j]
-                if paired:
+                if settings.paired:
                     rng[0] = start
                 child[:] = world
                 K.step(child, actions[i], table, rules)
-                nodes += finish_world(child, policy, epsilons, low_discard, greedy_end, endgame, face_up, singles,
-                                      table, rules, rng, scratch, solver, stamp)
-                sums[i] += weight * chips(child, seat)
-                totals[i] += weight
-                out_worlds[i] += 1
+                finish_world(child, settings.epsilon, table, rules, rng, scratch)
+                sums[i] += chips(child, seat)
+                totals[i] += 1.0
+                out.worlds[i] += 1
         for j in range(live):
-            out_rounds[alive[j]] = r + 1
+            out.rounds[alive[j]] = r + 1
             order[j] = -(sums[alive[j]] / totals[alive[j]] + bonus[alive[j]])
         ranked = alive[:live][np.argsort(order[:live], kind="mergesort")]  # ties keep their order
         live = (live + 1) // 2
         alive[:live] = ranked[:live]
-    out_rounds[alive[0]] = rounds + 1
-    solver[7][0] = stamp
+    out.rounds[alive[0]] = rounds + 1
     for i in range(count):
-        out[i] = sums[i] / totals[i]
-    return nodes
-
-
-# ----------------------------------------------------------------------------- lookahead
-@njit(cache=True)
-def step_rows(states, rows, actions, table, rules):
-    """Apply ``actions[k]`` to the state ``states[rows[k]]``, for every k, in place."""
-    for k in range(rows.shape[0]):
-        K.step(states[rows[k]], actions[k], table, rules)
-
-
-@njit(cache=True)
-def observe_rows(states, rows, seat, table, rules, offsets, face_up, scratch, obs, masks):
-    """``obs[k]``, ``masks[k]``: the observation and legal mask of ``states[rows[k]]`` for
-    ``seat``, or for its seat to act when ``seat`` < 0."""
-    for k in range(rows.shape[0]):
-        state = states[rows[k]]
-        K.observe(state, state[S_TO_ACT] if seat < 0 else seat, table, rules, offsets, face_up, scratch, obs[k],
-                  masks[k])
+        out.means[i] = sums[i] / totals[i]
 
 
 # ----------------------------------------------------------------------------- ISMCTS
@@ -477,18 +402,20 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
 
 
 @njit(cache=True)
-def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_discard, endgame, events, keep, face_up,
-           singles, table, rules, rng, links, stats, solver, out_actions, out_visits, out_values):
+def ismcts(state, seat, settings, tables, rng, tree, out):
     """Single-observer information-set MCTS [CPW12] from ``seat``'s view of ``state``.
 
     Each iteration deals a world consistent with what the seat knows, descends the tree by
     UCB1 over the edges available in that world (a child's exploration term counts the
     iterations in which it was available, not its parent's visits), adds one node, finishes
-    the world (``finish_world``) and backs the chips, divided by ``scale``, up the path, each
-    node scored for the seat that moved into it. ``links`` (int64 (iterations + 1, 5)) and
-    ``stats`` (float64 (iterations + 1, 3)) hold the tree. Writes the root's edges, visits and
-    mean chips into ``out_*``; returns how many edges the root has.
+    the world (``finish_world``) and backs the chips, divided by ``settings.scale``, up the
+    path, each node scored for the seat that moved into it. ``tree`` (``Tree``, a row per
+    iteration and the root) holds the tree. Writes the root's edges, visits and mean chips into
+    ``out`` (``IsmctsOut``); returns how many edges the root has.
     """
+    table, rules, singles, face_up = tables.table, tables.rules, tables.singles, tables.face_up
+    links, stats = tree.links, tree.stats
+    exploration, scale = settings.exploration, settings.scale
     world = np.empty(S_LEN, dtype=np.int64)
     scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
     path = np.empty(MAX_DEPTH * 2 + 2, dtype=np.int64)
@@ -499,9 +426,8 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
     links[0, N_ACTOR] = -1
     stats[0, :] = 0.0
     nodes = 1
-    stamp = solver[7][0]
-    for _ in range(iterations):
-        draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
+    for _ in range(settings.iterations):
+        deal_world(state, seat, face_up, table, rules, rng, world)
         node = 0
         length = 0
         path[length] = 0
@@ -554,21 +480,18 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
             node = best
             path[length] = node
             length += 1
-        stamp += 1
-        finish_world(world, policy, epsilons, low_discard, 0, endgame, face_up, singles, table, rules, rng,
-                     scratch, solver, stamp)
+        finish_world(world, settings.epsilon, table, rules, rng, scratch)
         for k in range(1, length):
             v = path[k]
             stats[v, F_VISITS] += 1.0
             stats[v, F_REWARD] += chips(world, links[v, N_ACTOR]) / scale
         stats[0, F_VISITS] += 1.0
-    solver[7][0] = stamp
     count = 0
     child = links[0, N_CHILD]
     while child >= 0:
-        out_actions[count] = links[child, N_EDGE]
-        out_visits[count] = stats[child, F_VISITS]
-        out_values[count] = stats[child, F_REWARD] * scale / max(stats[child, F_VISITS], 1.0)
+        out.actions[count] = links[child, N_EDGE]
+        out.visits[count] = stats[child, F_VISITS]
+        out.values[count] = stats[child, F_REWARD] * scale / max(stats[child, F_VISITS], 1.0)
         count += 1
         child = links[child, N_SIBLING]
     return count

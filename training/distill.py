@@ -31,8 +31,8 @@ import torch
 
 from tiengow.agents.base import make_agent
 from tiengow.agents.infra import check_outputs, count_done, map_counted, run_dir
-from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
+from tiengow.agents.search import SearchAgent
 from tiengow_env.game import Game
 
 from .config import check_ranges, read_config

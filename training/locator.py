@@ -32,7 +32,7 @@ from torch import nn
 from tiengow.agents.base import make_agent
 from tiengow.agents.infra import atomic_write, check_outputs, count_done, map_counted, run_dir
 from tiengow.agents.locator import FORMAT, VERSION
-from tiengow.agents.pimc import SearchAgent
+from tiengow.agents.search import SearchAgent
 from tiengow_env import layout as L
 from tiengow_env.env import Session
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE

@@ -35,8 +35,6 @@ def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, ru
     import torch
     torch.set_num_threads(1)
     from tiengow.agents.arena import evaluate
-    from tiengow.agents.ppo import register_ppo
-    register_ppo()
     results = []
     for opponent in opponents:
         result = evaluate(f"ppo:{path}", opponent, deals, seed=seed, rules=rules, workers=1)
