@@ -162,8 +162,8 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
     if sep and _is_dotted(name):
         return PluginAgent(spec, _call_factory(spec, _import_factory(spec, name, argument), rules, seed), rules, seed)
     known = sorted(BUILTIN) + sorted(_entry_points())
-    raise ValueError(f"unknown agent {spec[:80]!r}{suggest(name, known)} (agents: {', '.join(known)}, or "
-                     "MODULE:FACTORY for your own; tiengow agents lists them)")
+    raise ValueError(f"unknown agent {spec[:80]!r}{suggest(name, known)}; agents are: {', '.join(known)}, or "
+                     "MODULE:FACTORY for your own (tiengow agents lists them)")
 
 
 def agent_catalogue() -> list[dict[str, object]]:

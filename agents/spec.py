@@ -42,10 +42,10 @@ def choice(default: str, *choices: str) -> Any:
 
 
 def suggest(word: str, known: list[str]) -> str:
-    """``; did you mean 'x'?`` for the known word closest to ``word`` (case and spaces aside),
+    """`` (did you mean 'x'?)`` for the known word closest to ``word`` (case and spaces aside),
     or nothing when none is close."""
     close = difflib.get_close_matches(word.strip().lower(), known, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @functools.cache
@@ -143,11 +143,15 @@ def parse_spec(name: str, argument: str | None, config: type | None) -> Any:
     positional = getattr(config, "POSITIONAL", None)
     parts = argument.split(":") if argument else []
     if positional and parts and "=" not in parts[0]:
-        taken = 1
-        if kinds[positional] is str:  # a path may hold ':' (C:\\x): it runs to the first KEY=VALUE
-            while taken < len(parts) and "=" not in parts[taken]:
-                taken += 1
-        parts = [f"{positional}={':'.join(parts[:taken])}"] + parts[taken:]
+        parts[0] = f"{positional}={parts[0]}"
+    merged: list[str] = []
+    for part in parts:  # a path may hold ':' (C:\\x): it runs on to the next KEY=VALUE
+        key = merged[-1].partition("=")[0] if merged else None
+        if "=" not in part and key in kinds and kinds[key] is str and "range" not in fields[key].metadata:
+            merged[-1] += ":" + part
+        else:
+            merged.append(part)
+    parts = merged
     values: dict[str, Any] = {}
     for part in parts:
         key, eq, text = part.partition("=")
@@ -155,8 +159,8 @@ def parse_spec(name: str, argument: str | None, config: type | None) -> Any:
             if not eq:
                 raise ValueError(f"agent {spec!r}: {part[:40]!r} is not KEY=VALUE; {name} is written "
                                  f"{usage(name, config)}, keys {', '.join(fields)}")
-            raise ValueError(f"agent {spec!r}: unknown option {key[:40]!r}{suggest(key, list(fields))} "
-                             f"({name} takes {', '.join(fields)})")
+            raise ValueError(f"agent {spec!r}: unknown option {key[:40]!r}{suggest(key, list(fields))}; "
+                             f"{name} takes {', '.join(fields)}")
         if not eq or not text:
             raise ValueError(f"agent {spec!r}: {key} needs a value, as in {key}=VALUE")
         if key in values:

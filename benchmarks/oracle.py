@@ -30,9 +30,8 @@ import numpy as np
 
 from tiengow.agents.arena import deal_seed, mean_and_half_width
 from tiengow.agents.base import make_agent
-from tiengow.agents.champion import DEFAULT_EPSILON, ChampionAgent
 from tiengow.agents.infra import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people, worker_pool
-from tiengow.agents.ppo import make_ppo_agent
+from tiengow.agents.search import ChampionConfig, SearchAgent, make_champion
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.search import pimc_details
@@ -45,18 +44,19 @@ def true_world(game: Game) -> tuple[np.ndarray, np.ndarray]:
     return game.state[None].copy(), np.ones(1)
 
 
-class OracleChampion(ChampionAgent):
-    """The champion whose every sampled world is the true deal (it reads the hidden tiles)."""
+class TrueWorlds:
+    """A world sampler that reads the hidden tiles: the true deal is the only world."""
 
-    name = "oracle"
-
-    def _worlds(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    def worlds(self, game: Game, seed: int, workspace: object) -> tuple[np.ndarray, np.ndarray]:
         return true_world(game)
 
 
-def make(rules: RuleSet, seed: int) -> OracleChampion:
-    """The ``MODULE:FACTORY`` plugin factory: ``tiengow eval tiengow.benchmarks.oracle:make``."""
-    return OracleChampion(rules, seed, make_ppo_agent(None, rules, seed))
+def make(rules: RuleSet, seed: int) -> SearchAgent:
+    """The ``MODULE:FACTORY`` plugin factory: ``tiengow eval tiengow.benchmarks.oracle:make``,
+    the champion with its sampler replaced by the true deal."""
+    agent = make_champion(ChampionConfig(), rules, seed, sampler=TrueWorlds())
+    agent.name = "oracle"
+    return agent
 
 
 def regrets(bots: list[str], hands: int, seed: int) -> np.ndarray:
@@ -76,8 +76,8 @@ def regrets(bots: list[str], hands: int, seed: int) -> np.ndarray:
     agents = [make_agent(spec, "standard", seed) for spec in bots]
     rows = np.zeros((len(states), len(bots)))
     for i, game in enumerate(states):
-        actions, values, _, _ = pimc_details(game, ORACLE_SAMPLES, "greedy", seed=seed * 7 + i,
-                                             epsilon=DEFAULT_EPSILON, paired=True, worlds=true_world(game))
+        actions, values, _ = pimc_details(game, ORACLE_SAMPLES, seed=seed * 7 + i, epsilon=ChampionConfig.epsilon,
+                                          paired=True, worlds=true_world(game))
         observation, mask = game.observe()
         for b, agent in enumerate(agents):
             agent.reset(seed * 13 + i)

@@ -52,10 +52,18 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
         return _rate(lambda: (S.ismcts_values(next_game(games), iterations, seed=at[0], workspace=workspace),
                               iterations)[1], seconds, repeats)
 
-    def worlds(endgame: int) -> float:
-        def run() -> int:  # a world per legal action: pimc with one sample
+    def worlds(solve: bool) -> float:
+        def run() -> int:  # a world per legal action, as pimc with one sample: solved exactly, or rolled out
             game = next_game(ends)
-            S.pimc_values(game, 1, seed=at[0], endgame=endgame, workspace=workspace)
+            if not solve:
+                S.pimc_values(game, 1, seed=at[0], workspace=workspace)
+                return len(game.legal_actions())
+            world = game.clone()
+            world.state[:] = S.sample_worlds(game, 1, seed=at[0], workspace=workspace)[0]
+            for action in game.legal_actions():
+                child = world.clone()
+                child.step(action)
+                S.endgame_values(child, workspace)
             return len(game.legal_actions())
         return _rate(run, seconds, repeats)
 
@@ -67,4 +75,4 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
     return {"pimc_decisions_per_s_32": pimc(32), "pimc_decisions_per_s_512": pimc(512),
             "ismcts_iterations_per_s": ismcts(),
             "search_ms_per_decision": milliseconds("search"), "champion_ms_per_decision": milliseconds("champion"),
-            "endgame_solver_worlds_per_s": worlds(ENDGAME_TILES), "rollout_worlds_per_s_same_positions": worlds(0)}
+            "endgame_solver_worlds_per_s": worlds(True), "rollout_worlds_per_s_same_positions": worlds(False)}

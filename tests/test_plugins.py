@@ -185,9 +185,9 @@ def test_entry_point_plugins_are_found_listed_and_never_hide_a_builtin(plugins, 
     with pytest.raises(ValueError, match="takes no argument"):
         make_agent("pl_lowest:3")
     rows = agent_catalogue()
-    assert {"spec": "pl_lowest", "kind": "plugin", "description": "lowest legal action id, from an installed package"} \
-        in rows
-    assert [row["kind"] for row in rows if row["spec"] == "greedy"] == ["heuristic", "plugin"]
+    assert {"name": "pl_lowest", "kind": "plugin", "usage": "pl_lowest", "options": [],
+            "description": "lowest legal action id, from an installed package"} in rows
+    assert [row["kind"] for row in rows if row["name"] == "greedy"] == ["heuristic", "plugin"]
     assert main(["agents"]) == 0
     listing = capsys.readouterr().out
     assert re.search(r"^pl_lowest +plugin +lowest legal action id", listing, re.M)
@@ -198,25 +198,9 @@ def test_entry_point_plugins_are_found_listed_and_never_hide_a_builtin(plugins, 
 
 def test_agents_command_lists_every_builtin_with_kind_and_one_line(capsys):
     assert main(["agents", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    kinds = {row["spec"].partition("[")[0]: row["kind"] for row in rows}
+    rows = json.loads(capsys.readouterr().out)["agents"]
+    kinds = {row["name"]: row["kind"] for row in rows}
     assert {name: kinds[name] for name in ("random", "greedy", "expert", "pimc", "cfr", "ppo", "MODULE:FACTORY")} \
         == {"random": "heuristic", "greedy": "heuristic", "expert": "heuristic", "pimc": "search", "cfr": "learned",
             "ppo": "learned", "MODULE:FACTORY": "plugin"}
     assert all(row["description"] and "\n" not in row["description"] for row in rows)
-
-
-def test_register_needs_a_kind_and_a_description():
-    from tiengow.agents.base import REGISTRY, register
-    with pytest.raises(ValueError, match="needs kind= one of heuristic, search, learned, plugin"):
-        register("pl_new")(lambda argument, rules, seed: None)
-    with pytest.raises(ValueError, match="one-line description"):
-        register("pl_new", kind="search", description="two\nlines")(lambda argument, rules, seed: None)
-    assert "pl_new" not in REGISTRY
-    # A factory alone replaces an existing registration's factory and keeps how it is listed.
-    before = REGISTRY["cfr"]
-    try:
-        register("cfr")(before.factory)
-        assert REGISTRY["cfr"] == before
-    finally:
-        REGISTRY["cfr"] = before

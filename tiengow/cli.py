@@ -374,15 +374,33 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 @command("agents")
 def cmd_agents(args: argparse.Namespace) -> int:
-    """Every agent spec (built-in, installed plugin, MODULE:FACTORY) with its kind and one line."""
-    from tiengow.agents import agent_catalogue
+    """Every agent spec with its kind, usage and options; or one spec resolved, with its config."""
+    from tiengow.agents import agent_catalogue, describe_agent
+    if args.spec is not None:
+        try:
+            found = describe_agent(args.spec, _rules_arg(args.rules))
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        if args.json:
+            print(json.dumps(found))
+            return 0
+        print(f"{found['spec']}: {found['kind']}, {found['description']}")
+        for key, value in (found["config"] or {}).items():
+            print(f"  {key} = {value}")
+        return 0
     rows = agent_catalogue()
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps({"agents": rows}))
         return 0
-    width = max(len(row["spec"]) for row in rows)
+    width = max(len(row["usage"]) for row in rows)
     for row in rows:
-        print(f"{row['spec']:<{width}}  {row['kind']:<9}  {row['description']}")
+        print(f"{row['usage']:<{width}}  {row['kind']:<9}  {row['description']}")
+        for option in row["options"]:
+            allowed = option["range"]
+            shown = "" if allowed is None else (f" ({allowed[0]:,} to {allowed[1]:,})" if option["type"] in (
+                "int", "float", "bool") else f" ({', '.join(allowed)})")
+            default = int(option["default"]) if option["type"] == "bool" else option["default"]
+            print(f"{'':<{width}}    {option['key']}={default}{shown}: {option['doc']}")
     return 0
 
 
@@ -515,8 +533,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
                                  "(default: runs/league/DATE-TIME/league)")
-    p = sub.add_parser("agents", help="list the agent specs: built-in, installed plugins, MODULE:FACTORY")
-    p.add_argument("--json", action="store_true", help="print a JSON list of {spec, kind, description}")
+    p = sub.add_parser("agents", help="list the agent specs (built-in, installed plugins, MODULE:FACTORY), or "
+                                      "resolve one and show its config")
+    p.add_argument("spec", nargs="?", help="an agent spec to resolve, such as pimc:64:epsilon=0.5")
+    p.add_argument("--rules", help="the rules to build SPEC for (default: standard)")
+    p.add_argument("--json", action="store_true",
+                   help='print JSON: {"agents": [{name, kind, usage, description, options: [{key, type, default, '
+                        'range, doc}]}]}, or SPEC resolved')
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")

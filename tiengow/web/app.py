@@ -212,13 +212,10 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     async def meta(request: Request) -> Response:
-        from tiengow.agents import (
-            _builtin,  # noqa: F401  (registers the built-in agents)
-            base,
-        )
+        from tiengow.agents import base
         return Json({"tiles": V.tile_table(),
                              "presets": [{"name": n, "players": r.players} for n, r in PRESETS.items()],
-                             "agents": sorted(base.REGISTRY), "records": str(folder.root)})
+                             "agents": sorted(base.BUILTIN), "records": str(folder.root)})
 
     async def state(request: Request) -> Response:
         return await match_request(request, lambda session, body: None)

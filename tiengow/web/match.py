@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tiengow.agents import _builtin, make_agent  # noqa: F401  (_builtin registers the built-in agents)
-from tiengow.agents.base import REGISTRY, Agent
+from tiengow.agents import make_agent
+from tiengow.agents.base import BUILTIN, Agent, builtin
 from tiengow.agents.infra import atomic_write
-from tiengow.agents.ppo import ppo_argument
+from tiengow.agents.spec import option_rows, parse_spec
 from tiengow.ui.play import interpret, menu
 from tiengow.ui.tracker import HandLog
 from tiengow_env import layout as L
@@ -36,7 +36,7 @@ from . import views as V
 
 MAX_HANDS = 100
 BUDGET_LIMITS = {  # the most a page's bot may search per decision (``SearchAgent.budget``)
-    "samples": 10_000, "iterations": 10_000, "endgame": 8, "worlds": 1_000, "particles": 4_000}
+    "samples": 10_000, "iterations": 10_000, "particles": 4_000}
 TILE_NAME_LENGTH = 5  # "6-6"; a longer word is no tile name
 
 
@@ -120,9 +120,9 @@ def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
         raise Refused(f"seat {seat}: an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     spec = spec.strip()
     name, _, argument = spec.partition(":")
-    if name not in REGISTRY:
+    if name not in BUILTIN:
         raise Refused(f"seat {seat}: {spec[:80]!r} is not a built-in agent; the page plays "
-                      f"{', '.join(sorted(REGISTRY))} (plugins and MODULE:FACTORY run code, so only the command "
+                      f"{', '.join(sorted(BUILTIN))} (plugins and MODULE:FACTORY run code, so only the command "
                       "line loads them)")
     if names_file(name, argument):
         raise Refused(f"seat {seat}: {spec[:80]!r} names a file; the page plays the shipped networks only "
@@ -139,12 +139,14 @@ def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
 
 
 def names_file(name: str, argument: str) -> bool:
-    """Whether a built-in spec's argument names a file: ppo:PATH[,sample], cfr:PATH, prior=PATH."""
-    if name == "ppo":
-        return ppo_argument(argument)[0] is not None
-    if name == "cfr":
-        return bool(argument)
-    return any(part.startswith("prior=") for part in argument.split(":"))
+    """Whether a built-in spec's argument names a file: a path option (ppo:PATH, cfr:PATH,
+    prior=PATH, locator=PATH) that is set."""
+    bot = builtin(name)
+    try:
+        config = parse_spec(name, argument or None, bot.config)
+    except ValueError:
+        return False  # make_agent says what is wrong with it
+    return any(row["type"] == "path" and getattr(config, row["key"]) is not None for row in option_rows(bot.config))
 
 
 def for_page(message: str) -> str:
