@@ -49,7 +49,7 @@ def test_a_worlds_log_weight_adds_the_logit_of_each_hidden_tiles_place():
     for _ in range(9):
         game.step(expert.act(*game.observe()))
     seat = game.to_act
-    worlds, _ = sample_worlds(game, 50, seed=3)
+    worlds = sample_worlds(game, 50, seed=3)
     assert np.all(location_log_weights(worlds, seat, 4, np.zeros((6, NUM_TYPES))) == 0)
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(6, NUM_TYPES))
@@ -108,13 +108,13 @@ def test_champion_locate_options():
     for _ in range(10):
         game.step(expert.act(*game.observe()))
     plain, located = make_agent("champion:8:locate=0"), make_agent("champion:8")
-    assert plain._worlds(game, 1) is None and plain.budget["particles"] == 0
-    states, weights = located._worlds(game, 1)
+    assert plain.sampler.worlds(game, 1, plain.workspace) is None and "particles" not in plain.budget
+    states, weights = located.sampler.worlds(game, 1, located.workspace)
     assert len(states) == 512 and weights.max() == 1.0 and weights.min() < 1.0  # the history says something
     assert located.budget["particles"] == 512
     outside = Game(seed=9)
     outside.state = game.state.copy()  # no history: uniform worlds
-    assert located._worlds(outside, 1) is None
+    assert located.sampler.worlds(outside, 1, located.workspace) is None
     with pytest.raises(ValueError, match="locator=PATH is read only with locate > 0"):
         make_agent(f"champion:locate=0:locator={DEFAULT_LOCATOR}")
     with pytest.raises(ValueError, match="locate is a number from 0"):

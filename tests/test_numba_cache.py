@@ -167,4 +167,4 @@ def test_other_code_is_left_to_numba():
     def elsewhere():
         return 1
     assert C.KernelSourcesLocator.from_function(elsewhere, __file__) is None
-    assert C.ours("tiengow_env") and C.ours("tiengow.agents.pimc") and not C.ours("tiengowx") and not C.ours("numba")
+    assert C.ours("tiengow_env") and C.ours("tiengow.agents.search") and not C.ours("tiengowx") and not C.ours("numba")

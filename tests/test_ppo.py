@@ -457,7 +457,7 @@ def test_agent_batched_act_is_legal_and_matches_torch(tmp_path):
         np.testing.assert_array_equal(actions, log_probs.argmax(1).numpy())
         assert agent.act(env.observation[0], env.action_mask[0]) == actions[0]
         env.step(actions)
-    sampler = make_agent(f"ppo:{config.out},sample", "standard", seed=1)
+    sampler = make_agent(f"ppo:{config.out}:sample=1", "standard", seed=1)
     assert sampler.sample and env.action_mask[np.arange(64), sampler.act_batch(env.observation, env.action_mask)].all()
 
 

@@ -198,20 +198,20 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     ({"bots": "nosuch"}, "seat 1: 'nosuch' is not a built-in agent; the page plays cfr, champion, expert"),
     ({"bots": "os:getcwd"}, "(plugins and MODULE:FACTORY run code, so only the command line loads them)"),
     ({"bots": "ppo:/etc/hostname"}, "seat 1: 'ppo:/etc/hostname' names a file; the page plays the shipped"),
-    ({"bots": "ppo:model.pt,sample"}, "names a file"),
+    ({"bots": "ppo:model.pt:sample=1"}, "names a file"),
+    ({"bots": "champion:locator=loc.pt"}, "names a file"),
     ({"bots": "cfr:policy.npz"}, "names a file"),
     ({"bots": "champion:16:prior=net.pt"}, "names a file"),
     ({"bots": "pimc:1000000000"}, "seat 1: 'pimc:1000000000' asks for samples 1000000000; a bot on the page "
                                   "searches with at most 10000"),
     ({"bots": "search:100"}, "asks for samples 100000"),
     ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
-    ({"bots": "pimc:8:endgame=12"}, "asks for endgame 12; a bot on the page searches with at most 8"),
-    ({"bots": "pimc:8:endgame=32"}, "endgame is a whole number of tiles from 0 to 16"),
-    ({"bots": "champion:16:value=0.5:worlds=5000"}, "asks for worlds 5000"),
-    ({"bots": "pimc:abc"}, "seat 1: pimc takes a number of samples from 1 to"),
-    ({"bots": "ppo:sample,sample"}, "names a file"),  # the file 'sample', sampled: never opened
-    ({"bots": "pimc:" + "9" * 5000 + ",greedy"}, "pimc:SAMPLES,POLICY takes a number from 1 to"),
-    ({"bots": "pimc:\u00b2,greedy"}, "pimc:SAMPLES,POLICY takes a number from 1 to"),
+    ({"bots": "champion:16:particles=5000"}, "asks for particles 5000"),
+    ({"bots": "pimc:8:endgame=12"}, "unknown option 'endgame'"),
+    ({"bots": "pimc:abc"}, "seat 1: agent 'pimc:abc': samples is a whole number from 1 to"),
+    ({"bots": "ppo:sample:sample=1"}, "names a file"),  # the file 'sample', sampled: never opened
+    ({"bots": "pimc:" + "9" * 5000}, "samples is a whole number from 1 to"),
+    ({"bots": "pimc:\u00b2"}, "samples is a whole number from 1 to"),
     ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
     ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
     ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),
@@ -436,7 +436,7 @@ def test_a_league_with_odd_values_renders_them(client):
 def test_text_that_utf8_cannot_encode_is_echoed_as_json_escapes(client):
     body = json.dumps({"mode": "play", "bots": "pimc:\ud800"})  # a lone surrogate, as JSON may escape it
     response = client.post("/api/new", content=body, headers={"Content-Type": "application/json"})
-    assert response.status_code == 400 and "pimc takes a number of samples" in response.json()["error"]
+    assert response.status_code == 400 and "samples is a whole number from 1 to" in response.json()["error"]
     assert "\ud800" in response.json()["error"]
 
 
