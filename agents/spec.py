@@ -131,13 +131,13 @@ def parse_spec(name: str, argument: str | None, config: type | None) -> Any:
     positional value and ``key=value`` options put in (module doc); ValueError, one line, when
     the argument is not one. ``config`` None: the bot takes no options."""
     spec = name if argument is None else f"{name}:{argument}"
+    if argument is not None and not argument:
+        form = f", or {usage(name, config)}" if config is not None else ""
+        raise ValueError(f"agent spec {spec!r} ends with ':' and nothing after it; write {name!r} alone{form}")
     if config is None:
         if argument is not None:
             raise ValueError(f"agent {name!r} takes no options, got {spec!r}")
         return None
-    if argument is not None and not argument:
-        raise ValueError(f"agent spec {spec!r} ends with ':' and nothing after it; write {name!r} alone, or "
-                         f"{usage(name, config)}")
     kinds = _types(config)
     fields = {f.name: f for f in dataclasses.fields(config)}
     positional = getattr(config, "POSITIONAL", None)
