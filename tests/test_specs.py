@@ -99,3 +99,16 @@ def test_agents_spec_prints_the_full_config_or_the_one_line_error(capsys):
     assert main(["agents", "pimc:16:epsilom=0.5"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tiengow: error:") and "did you mean 'epsilon'" in err and "\n" not in err
+
+
+def test_agents_spec_resolves_a_plugin_given_by_module(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pl_spec_bots.py").write_text("class Lowest:\n    def act(self, observation, mask, game=None):\n"
+                                              "        return int(mask.nonzero()[0][0])\n\n"
+                                              "    def reset(self, seed):\n        pass\n\n\n"
+                                              "def make(rules, seed):\n    return Lowest()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["agents", "pl_spec_bots:make", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["kind"] == "plugin" and found["config"] is None and "Lowest" in found["description"]
+    assert main(["agents", "pl_spec_bots:nothing"]) == 2
+    assert "has no attribute 'nothing'" in capsys.readouterr().err
