@@ -16,23 +16,25 @@ import numpy as np
 
 from tiengow_env import search as S
 from tiengow_env.game import Game
-from tiengow_env.layout import S_DOWN, S_HAND
+from tiengow_env.state import StateView
 
 FLOOR = 1e-3  # a world set that never puts a tile in its place scores log(FLOOR), not -inf
 
 
 def truth_probability(game: Game, worlds: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per hidden tile, the weighted share of worlds that put it where it truly is."""
-    seat, players = game.to_act, game.players
+    seat, players, truth = game.to_act, game.players, game.view
+    views = [StateView(world, players) for world in worlds]
     out = []
     for s in range(players):
         if s == seat:
             continue
-        for place in (S_HAND, S_DOWN):
-            tiles = int(game.state[place + s])
+        for place in ("hands", "down"):
+            tiles = int(getattr(truth, place)[s])
+            placed = np.array([getattr(view, place)[s] for view in views])  # where each world puts them
             for b in range(32):
                 if tiles >> b & 1:
-                    out.append(float(weights[(worlds[:, place + s] >> b & 1) == 1].sum()))
+                    out.append(float(weights[(placed >> b & 1) == 1].sum()))
     return np.array(out)
 
 
@@ -48,7 +50,7 @@ def measure(hands: int, samples: int, betas: list[float], seed: int) -> dict[str
         while not game.is_over:
             observation, mask = game.observe()
             seat = game.to_act
-            if any(game.state[S_DOWN + s] for s in range(game.players) if s != seat):
+            if any(tiles for s, tiles in enumerate(game.view.down) if s != seat):
                 draw = int(rng.integers(2**31))
                 worlds, uniform = S.sample_worlds(game, samples, 0.0, draw, workspace)
                 scores["uniform"].append(truth_probability(game, worlds, uniform))

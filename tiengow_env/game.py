@@ -19,6 +19,7 @@ from . import layout as L
 from .checks import DuplicateKeyError, check_seed, is_integer, legal_list, load_json, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
+from .state import StateView
 from .tiles import NAMES, NUM_TYPES, TILE_TYPE, TYPE_BITS, mask_names, mask_types, parse_type
 
 RECORD_KEYS = {"rules", "banker", "hands", "actions", "streak"}
@@ -131,6 +132,11 @@ class Game:
     @property
     def players(self) -> int:
         return self.rules.players
+
+    @property
+    def view(self) -> StateView:
+        """The state read by name (``state.py``): read-only, and it follows the game as it moves on."""
+        return StateView(self.state, self.rules.players)
 
     @property
     def is_over(self) -> bool:

@@ -98,6 +98,6 @@ def settlement_view(game: Game, seat_name: Callable[[int], str], chips_before: S
 
 def seat_counts(game: Game, seat: int) -> dict:
     """Public counts of a seat: tiles in hand, columns won, tiles face down."""
-    st = game.state
-    return {"tiles_left": len(mask_types(st[L.S_HAND + seat])), "columns": int(st[L.S_COLS + seat]),
-            "face_down": len(mask_types(st[L.S_DOWN + seat]))}
+    view = game.view
+    return {"tiles_left": len(mask_types(view.hands[seat])), "columns": int(view.columns[seat]),
+            "face_down": len(mask_types(view.down[seat]))}
