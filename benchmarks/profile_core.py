@@ -28,7 +28,7 @@ def _record(hands, table, rules, states, actions):
     K.seed_rng(rng, 1)
     state = np.zeros(STATE_LEN, dtype=np.int64)
     dealt = np.zeros(L.MAX_SEATS, dtype=np.int64)
-    scratch = np.zeros(table.shape[0] + L.EXTRA_ACTIONS, dtype=np.int64)  # layout.legal_len
+    scratch = np.zeros(L.legal_len(table.shape[0]), dtype=np.int64)
     n = 0
     for _ in range(hands):
         K.deal(rng, rules, dealt)

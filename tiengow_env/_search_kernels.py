@@ -52,8 +52,11 @@ from .layout import (
     T_BEAT_END,
     T_BEAT_START,
     T_MASK,
+    hidden_discard,
+    is_discard,
+    legal_len,
 )
-from .tiles import NUM_TYPES, TILE_TYPE, TYPE_MASK
+from .tiles import TILE_TYPE, TYPE_MASK
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
@@ -316,10 +319,10 @@ def finish_world(state, policy, epsilons, low_discard, greedy_end, endgame, face
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
             n = K.legal_actions(state, table, rules, scratch)
             action = scratch[K.rand_below(rng, n)]
-            if low_discard and C <= action < C + NUM_TYPES:
+            if low_discard and is_discard(action, C):
                 discards = 0  # greedy's choice among the discards alone: the one of the tile worth least
                 for i in range(n):
-                    if C <= scratch[i] < C + NUM_TYPES:
+                    if is_discard(scratch[i], C):
                         scratch[discards] = scratch[i]
                         discards += 1
                 action = K.greedy_choice(scratch, discards, False, table, rules)
@@ -359,7 +362,7 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
     count = actions.shape[0]
     world = np.empty(S_LEN, dtype=np.int64)
     child = np.empty(S_LEN, dtype=np.int64)
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(legal_len(rules[R_COMBOS]), dtype=np.int64)
     alive = np.arange(count)
     sums = np.zeros(count, dtype=np.float64)
     totals = np.zeros(count, dtype=np.float64)
@@ -447,15 +450,15 @@ F_VISITS, F_REWARD, F_AVAILABLE = 0, 1, 2  # stats columns
 @njit(cache=True, inline="always")
 def _edge(state, action, observer, rules):
     C = rules[R_COMBOS]
-    if state[S_TO_ACT] != observer and C <= action < C + NUM_TYPES:
-        return C + NUM_TYPES + 2  # HIDDEN_DISCARD: an id no action has
+    if state[S_TO_ACT] != observer and is_discard(action, C):
+        return hidden_discard(C)
     return action
 
 
 @njit(cache=True)
 def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
     C = rules[R_COMBOS]
-    if edge != C + NUM_TYPES + 2:
+    if edge != hidden_discard(C):
         K.step(state, edge, table, rules)
         return
     actor = state[S_TO_ACT]
@@ -467,7 +470,7 @@ def _apply_edge(state, edge, face_up, singles, table, rules, scratch):
         unseen = PK.unseen_tiles(state, actor, face_up, rules)
         for i in range(n):
             a = scratch[i]
-            if C <= a < C + NUM_TYPES:
+            if is_discard(a, C):
                 v = PK.keep_value(a - C, held, unseen, singles, table, rules)
                 if pick < 0 or v < value:
                     pick, value = a, v
@@ -490,7 +493,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
     mean chips into ``out_*``; returns how many edges the root has.
     """
     world = np.empty(S_LEN, dtype=np.int64)
-    scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    scratch = np.empty(legal_len(rules[R_COMBOS]), dtype=np.int64)
     path = np.empty(MAX_DEPTH * 2 + 2, dtype=np.int64)
     links[0, N_PARENT] = -1
     links[0, N_CHILD] = -1

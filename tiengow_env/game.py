@@ -329,7 +329,7 @@ class Game:
         if kind == "declare":
             if phase != "declare":
                 raise ValueError(f"seat {seat} cannot declare One Red Dot now")
-            choice = C + (L.DECLARE_OFFSET if value else L.DECLINE_OFFSET)
+            choice = L.declare_action(C) if value else L.decline_action(C)
             self._check_legal(choice)
             self._apply(choice)
             return
@@ -361,9 +361,9 @@ class Game:
         if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
             raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
         tiles = sorted(value)
-        self._check_legal(C + tiles[0])  # then the others are legal too: they are held
+        self._check_legal(L.discard_action(C, tiles[0]))  # then the others are legal too: they are held
         for t in tiles:
-            self._apply(C + t)
+            self._apply(L.discard_action(C, t))
 
     def _check_held(self, seat: int, types: list[int]) -> None:
         hand = mask_types(self.state[L.S_HAND + seat])

@@ -67,6 +67,8 @@ from .layout import (
     T_BEAT_END,
     T_BEAT_START,
     T_MASK,
+    is_discard,
+    legal_len,
 )
 from .observation import ObservationLayout
 from .rules import RuleSet
@@ -290,7 +292,7 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
         dealt[observer] = game.state[S_DEALT + observer]
         K.new_hand(states[w], dealt, banker, streak, table, rules)
     layout = ObservationLayout(game.players, game.rules.hand_size)
-    face_up, scratch = game.rules.discards_face_up, np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    face_up, scratch = game.rules.discards_face_up, np.zeros(legal_len(rules[R_COMBOS]), dtype=np.int64)
     seen_obs, seen_masks, seen_rows, seen_actions = [], [], [], []  # the decisions to score
     alive = np.arange(count)
     pending = worlds[:, S_DOWN:S_DOWN + MAX_SEATS].copy()  # each world's face-down tiles still to go down
@@ -300,7 +302,7 @@ def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.nd
             break
         actors = states[alive, S_TO_ACT]
         moves = np.full(len(alive), action, dtype=np.int64)
-        hidden = (actors != observer) & (C <= action < C + NUM_TYPES) & (not face_up)
+        hidden = (actors != observer) & is_discard(action, C) & (not face_up)
         down = pending[alive, actors]
         lowest = down & -down
         moves[hidden] = C + _TILE_TYPE[np.log2(np.maximum(lowest[hidden], 1)).astype(np.int64)]
@@ -388,7 +390,7 @@ def lookahead_values(game: Game, worlds: int, policy, value, seed: int = 0, work
     states = np.repeat(drawn, len(actions), axis=0)  # world w, action i: row w * len(actions) + i
     SK.step_rows(states, np.arange(len(states)), np.tile(actions, worlds), table, rules)
     layout = ObservationLayout(game.players, game.rules.hand_size)
-    face_up, scratch = game.rules.discards_face_up, np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    face_up, scratch = game.rules.discards_face_up, np.zeros(legal_len(rules[R_COMBOS]), dtype=np.int64)
     rng = np.random.default_rng(seed)
 
     def observe(rows: np.ndarray, observer: int) -> tuple[np.ndarray, np.ndarray]:

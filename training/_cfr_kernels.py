@@ -31,19 +31,17 @@ from tiengow.agents._cfr_play_kernels import (
     uniform,
 )
 from tiengow_env import _kernels as K
+from tiengow_env import _state_kernels as SK
 from tiengow_env.layout import (
-    EXTRA_ACTIONS,
     PHASE_FOLLOW,
     PHASE_OVER,
     R_COMBOS,
     R_HAND_SIZE,
     R_PLAYERS,
-    S_LEN,
-    S_OWED,
-    S_PHASE,
-    S_TO_ACT,
+    is_discard,
+    legal_len,
 )
-from tiengow_env.tiles import NUM_TYPES
+from tiengow_env.state import STATE_LEN
 
 
 # ============================================================================ regret matching
@@ -334,11 +332,11 @@ def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, player, infoset
 def apply_abstract(state, action, single_of_type, table, rules):
     """Apply a concrete first action; a discard goes on by the discard rule until the seat has
     put down all the tiles it owes."""
-    seat = state[S_TO_ACT]
+    seat = SK.to_act(state)
     C = rules[R_COMBOS]
     K.step(state, action, table, rules)
-    if C <= action < C + NUM_TYPES:
-        while state[S_PHASE] == PHASE_FOLLOW and state[S_TO_ACT] == seat and state[S_OWED] > 0:
+    if is_discard(action, C):
+        while SK.phase(state) == PHASE_FOLLOW and SK.to_act(state) == seat and SK.owed(state) > 0:
             K.step(state, discard_action(state, seat, single_of_type, table, rules), table, rules)
 
 
@@ -379,8 +377,8 @@ def game_traversal(start, traverser, weight, single_of_type, table, rules, regre
     options = np.empty(NUM_ABSTRACT, dtype=np.int64)
     depth = 0
     while True:
-        while state[S_PHASE] != PHASE_OVER:
-            seat = state[S_TO_ACT]
+        while SK.phase(state) != PHASE_OVER:
+            seat = SK.to_act(state)
             key = abstract_view(state, single_of_type, table, rules, scratch, options)
             if key < 0:
                 apply_abstract(state, options[0], single_of_type, table, rules)
@@ -402,7 +400,7 @@ def game_traversal(start, traverser, weight, single_of_type, table, rules, regre
                     if options[a] >= 0:
                         pick = a
             apply_abstract(state, options[pick], single_of_type, table, rules)
-        if state[S_PHASE] != PHASE_OVER:  # the traverser decides: open a frame, try its first option
+        if SK.phase(state) != PHASE_OVER:  # the traverser decides: open a frame, try its first option
             scratch_frames[depth, :] = state
             scratch_keys[depth] = key
             scratch_options[depth, :] = options
@@ -446,16 +444,16 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     deal and dice banker (RULES.md section 3), then one traversal per seat on that deal."""
     players = rules[R_PLAYERS]
     depth_max = 4 * rules[R_HAND_SIZE] * players + 8  # more than the decisions of one hand
-    state = np.zeros(S_LEN, dtype=np.int64)
-    frames = np.zeros((depth_max, S_LEN), dtype=np.int64)
+    state = np.zeros(STATE_LEN, dtype=np.int64)
+    frames = np.zeros((depth_max, STATE_LEN), dtype=np.int64)
     keys = np.zeros(depth_max, dtype=np.int64)
     options = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.int64)
     sigma = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     values = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     nxt = np.zeros(depth_max, dtype=np.int64)
-    scratch = np.zeros(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
+    scratch = np.zeros(legal_len(rules[R_COMBOS]), dtype=np.int64)
     hands = np.zeros(4, dtype=np.int64)
-    start = np.zeros(S_LEN, dtype=np.int64)
+    start = np.zeros(STATE_LEN, dtype=np.int64)
     for t in range(first_iteration, first_iteration + iterations):
         weight = float(t + 1) if linear else 1.0
         K.deal(rng, rules, hands)

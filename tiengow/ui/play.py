@@ -172,7 +172,7 @@ def menu(game: Game, full: bool = False) -> tuple[list[Option], int]:
         label = Text("lead " if game.phase == "lead" else "beat with ")
         label.append_text(R.combo_text(c))
         options.append(Option(label, {"seat": seat, "play": [NAMES[t] for t in c.types]}))
-    if any(C <= a < C + len(NAMES) for a in legal):
+    if any(L.is_discard(a, C) for a in legal):
         view = game.view
         choices = discard_choices(mask_types(view.hands[seat]), view.size)
         unlisted += max(0, len(choices) - DISCARD_MENU_LIMIT) if discard_limit else 0

@@ -84,7 +84,7 @@ class HandLog:
     def step(self, action: int) -> list[tuple[str, object]]:
         """Apply an action id (ValueError if illegal)."""
         C = self.game.combos.num_combos
-        kind = {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(int(action))
+        kind = {L.declare_action(C): "declare", L.decline_action(C): "decline"}.get(int(action))
         return self._apply(lambda: self.game.step(action), kind)
 
     def _apply(self, apply: Callable[[], None], declaration: str | None) -> list[tuple[str, object]]:

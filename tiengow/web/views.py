@@ -64,9 +64,9 @@ def action_label(game: Game, action: int) -> str:
     if action < C:
         verb = "lead " if game.phase == "lead" else "beat with "
         return verb + R.combo_text(game.combos.combos[action]).plain
-    if action < C + NUM_TYPES:
+    if L.is_discard(action, C):
         return f"discard {NAMES[action - C]} face down"
-    return "declare One Red Dot" if action == C + L.DECLARE_OFFSET else "decline One Red Dot"
+    return "declare One Red Dot" if action == L.declare_action(C) else "decline One Red Dot"
 
 
 def explanation_view(explained: dict | None, chosen: int, game: Game) -> dict | None:
