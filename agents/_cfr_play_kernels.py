@@ -12,6 +12,8 @@ exactly these definitions, so that a policy means the same thing in training and
 Randomness comes from the core's xorshift64 generator (``tiengow_env._kernels.seed_rng`` and
 ``rand_below``), seeded by the caller, so a seed gives the same play with or without the JIT.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict
@@ -74,8 +76,43 @@ def net_chips(state, seat):
 # Information sets (tiengow_env/tree.py): seat s's key is its seat, its dealt hand and its
 # view of the decisions so far. The view is interned as a sequence id: each decision (seat,
 # action) appends the event the observer sees, with another seat's face-down tile hidden.
-# ``out_view_hash[n]`` (when that array is not empty) receives ``view_hash`` of decision node n
+# ``out.view_hash[n]`` (when that array is not empty) receives ``view_hash`` of decision node n
 # (0 at terminals): the tabular agent finds its information set in play by that hash.
+
+class TreeArrays(NamedTuple):
+    """The flat tree as the CFR kernels read it (the arrays of ``exact_tree.GameTree``)."""
+
+    root_weight: np.ndarray  # float64 (D,): chance probability of each deal
+    player: np.ndarray       # int64 (N,): seat to act, -1 at a terminal
+    infoset: np.ndarray      # int64 (N,)
+    first_child: np.ndarray  # int64 (N,)
+    num_children: np.ndarray  # int64 (N,)
+    utility: np.ndarray      # float64 (N, P): terminal chips per seat
+    info_player: np.ndarray  # int64 (I,)
+    info_offset: np.ndarray  # int64 (I,): first slot
+    info_size: np.ndarray    # int64 (I,): legal actions
+    level_nodes: np.ndarray  # int64 (N,): nodes sorted by depth
+    level_start: np.ndarray  # int64: level_nodes[level_start[d]:level_start[d + 1]] are at depth d
+
+
+class TreeBuild(NamedTuple):
+    """What ``build_tree`` fills: per node (N rows) and per information set or slot (N rows
+    at most; the counts it returns say how many are used)."""
+
+    player: np.ndarray
+    infoset: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    depth: np.ndarray
+    utility: np.ndarray
+    info_player: np.ndarray
+    info_offset: np.ndarray
+    info_size: np.ndarray
+    info_depth: np.ndarray
+    info_key: np.ndarray
+    slot_action: np.ndarray
+    view_hash: np.ndarray  # empty: no view hashes
+
 
 VIEW_LEN = 14 + 7 * MAX_SEATS + 4 * MAX_TRICKS
 _M1, _M2, _BASE = 1_000_000_007, 998_244_353, 1_000_003  # two primes: a 60-bit polynomial hash
@@ -184,11 +221,9 @@ def count_tree_nodes(hands, banker, table, rules):
 
 
 @njit(cache=True)
-def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
-               out_player, out_infoset, out_first_child, out_num_children, out_depth, out_utility,
-               out_info_player, out_info_offset, out_info_size, out_info_depth, out_info_key, out_slot_action,
-               out_view_hash):
-    """Fill the flat tree (layout above); return (nodes, information sets, slots, error).
+def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes, out):
+    """Fill the flat tree ``out`` (a TreeBuild; layout above); return (nodes, information sets,
+    slots, error).
 
     ``error`` is 0, or 1 when two nodes of one information set disagree on the legal actions
     or on the depth (which would break perfect recall)."""
@@ -201,7 +236,7 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
     stack_seq = np.zeros((4096, players), dtype=np.int64)
     sequences = Dict.empty(key_type=types.int64, value_type=types.int64)
     infosets = Dict.empty(key_type=types.int64, value_type=types.int64)
-    views = out_view_hash.shape[0] > 0
+    views = out.view_hash.shape[0] > 0
     scratch_view = np.empty(VIEW_LEN, dtype=np.int64)
     D = hands.shape[0]
     next_node = D
@@ -212,7 +247,7 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
         K.new_hand(stack[0], hands[d], banker, 1, table, rules)
         stack_node[0] = d
         stack_seq[0, :] = 0
-        out_depth[d] = 0
+        out.depth[d] = 0
         top = 1
         while top > 0:
             top -= 1
@@ -220,14 +255,14 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
             state = stack[top].copy()
             seq = stack_seq[top].copy()
             if SK.phase(state) == PHASE_OVER:
-                out_player[node] = -1
-                out_infoset[node] = -1
-                out_first_child[node] = -1
-                out_num_children[node] = 0
+                out.player[node] = -1
+                out.infoset[node] = -1
+                out.first_child[node] = -1
+                out.num_children[node] = 0
                 for p in range(players):
-                    out_utility[node, p] = net_chips(state, p)
+                    out.utility[node, p] = net_chips(state, p)
                 if views:
-                    out_view_hash[node] = 0
+                    out.view_hash[node] = 0
                 continue
             seat = SK.to_act(state)
             n = K.legal_actions(state, table, rules, scratch)
@@ -235,32 +270,32 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
             if key not in infosets:
                 info = num_infosets
                 infosets[key] = info
-                out_info_player[info] = seat
-                out_info_offset[info] = num_slots
-                out_info_size[info] = n
-                out_info_depth[info] = out_depth[node]
-                out_info_key[info] = key
+                out.info_player[info] = seat
+                out.info_offset[info] = num_slots
+                out.info_size[info] = n
+                out.info_depth[info] = out.depth[node]
+                out.info_key[info] = key
                 for k in range(n):
-                    out_slot_action[num_slots + k] = scratch[k]
+                    out.slot_action[num_slots + k] = scratch[k]
                 num_slots += n
                 num_infosets += 1
             else:
                 info = infosets[key]
-                if out_info_size[info] != n or out_info_depth[info] != out_depth[node]:
+                if out.info_size[info] != n or out.info_depth[info] != out.depth[node]:
                     error = 1
                 else:
                     for k in range(n):
-                        if out_slot_action[out_info_offset[info] + k] != scratch[k]:
+                        if out.slot_action[out.info_offset[info] + k] != scratch[k]:
                             error = 1
-            out_player[node] = seat
-            out_infoset[node] = info
+            out.player[node] = seat
+            out.infoset[node] = info
             if views:
-                out_view_hash[node] = view_hash(state, face_up, rules, scratch_view)
-            out_first_child[node] = next_node
-            out_num_children[node] = n
+                out.view_hash[node] = view_hash(state, face_up, rules, scratch_view)
+            out.first_child[node] = next_node
+            out.num_children[node] = n
             for k in range(n):
                 child = next_node + k
-                out_depth[child] = out_depth[node] + 1
+                out.depth[child] = out.depth[node] + 1
                 stack[top + k, :] = state
                 K.step(stack[top + k], scratch[k], table, rules)
                 stack_node[top + k] = child
