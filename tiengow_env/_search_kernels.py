@@ -14,6 +14,8 @@ References:
   [SRB19] Solinas, Rebstock, Buro. Improving Search with Supervised Learning in Trick-Based
           Card Games. AAAI 2019 (worlds weighted by the likelihood of the observed play).
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -66,6 +68,19 @@ F_COUNT, F_INDEX, F_SLOT = 4, 5, 6  # solver frame columns after the key: legal 
 FRAME = 7
 V_BEST = 4  # solver values column after the seats' chips: the actor's best so far
 EPSILON_UNIT = 1 << 20  # a rollout's random-action probability, in steps of 1 / EPSILON_UNIT
+
+
+class Solver(NamedTuple):
+    """The endgame solver's stack and transposition table (search.Workspace allocates it)."""
+
+    states: np.ndarray     # int64 (MAX_DEPTH + 1, S_LEN): the state at each depth
+    moves: np.ndarray      # int64 (MAX_DEPTH + 1, A): the legal actions at each depth
+    frames: np.ndarray     # int64 (MAX_DEPTH + 1, FRAME): the key, then F_COUNT, F_INDEX, F_SLOT
+    values: np.ndarray     # float64 (MAX_DEPTH + 1, MAX_SEATS + 1): the seats' chips, then V_BEST
+    tt_keys: np.ndarray    # int64 (2**bits, TT_WORDS): transposition-table keys
+    tt_values: np.ndarray  # float64 (2**bits, MAX_SEATS): their values
+    tt_stamp: np.ndarray   # int64 (2**bits,): the world each entry belongs to
+    stamp: np.ndarray      # int64 (1,): the stamp of the current world (a counter)
 
 
 # ----------------------------------------------------------------------------- worlds
@@ -374,7 +389,7 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
         rounds += 1
     budget = samples * count
     nodes = 0
-    stamp = solver[7][0]
+    stamp = solver.stamp[0]
     first = np.nan  # log-weights are taken relative to the largest so far, to keep exp in range
     live = count
     for r in range(rounds):
@@ -414,7 +429,7 @@ def pimc_values(state, seat, actions, bonus, halving, paired, samples, policy, e
         live = (live + 1) // 2
         alive[:live] = ranked[:live]
     out_rounds[alive[0]] = rounds + 1
-    solver[7][0] = stamp
+    solver.stamp[0] = stamp
     for i in range(count):
         out[i] = sums[i] / totals[i]
     return nodes
@@ -502,7 +517,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
     links[0, N_ACTOR] = -1
     stats[0, :] = 0.0
     nodes = 1
-    stamp = solver[7][0]
+    stamp = solver.stamp[0]
     for _ in range(iterations):
         draw_world(state, seat, events, keep, face_up, table, rules, rng, world)
         node = 0
@@ -565,7 +580,7 @@ def ismcts(state, seat, iterations, exploration, scale, policy, epsilons, low_di
             stats[v, F_VISITS] += 1.0
             stats[v, F_REWARD] += chips(world, links[v, N_ACTOR]) / scale
         stats[0, F_VISITS] += 1.0
-    solver[7][0] = stamp
+    solver.stamp[0] = stamp
     count = 0
     child = links[0, N_CHILD]
     while child >= 0:

@@ -91,16 +91,14 @@ class Workspace:
         PK.single_of_type(self.combos.table, self.singles)
         depth = SK.MAX_DEPTH + 1
         size = 1 << table_bits
-        # (states, moves, frames, values, tt_keys, tt_values, tt_stamp, stamp counter): the
-        # solver's stack, its transposition table, and the stamp that marks the current world.
-        self.solver = (np.zeros((depth, S_LEN), dtype=np.int64),
-                       np.zeros((depth, self.combos.num_actions), dtype=np.int64),
-                       np.zeros((depth, SK.FRAME), dtype=np.int64),
-                       np.zeros((depth, MAX_SEATS + 1), dtype=np.float64),
-                       np.zeros((size, SK.TT_WORDS), dtype=np.int64),
-                       np.zeros((size, MAX_SEATS), dtype=np.float64),
-                       np.zeros(size, dtype=np.int64),
-                       np.zeros(1, dtype=np.int64))
+        self.solver = SK.Solver(np.zeros((depth, S_LEN), dtype=np.int64),
+                                np.zeros((depth, self.combos.num_actions), dtype=np.int64),
+                                np.zeros((depth, SK.FRAME), dtype=np.int64),
+                                np.zeros((depth, MAX_SEATS + 1), dtype=np.float64),
+                                np.zeros((size, SK.TT_WORDS), dtype=np.int64),
+                                np.zeros((size, MAX_SEATS), dtype=np.float64),
+                                np.zeros(size, dtype=np.int64),
+                                np.zeros(1, dtype=np.int64))
         self.links = np.zeros((0, 5), dtype=np.int64)
         self.stats = np.zeros((0, 3), dtype=np.float64)
 
