@@ -12,14 +12,20 @@ exactly these definitions, so that a policy means the same thing in training and
 Randomness comes from the core's xorshift64 generator (``tiengow_env._kernels.seed_rng`` and
 ``rand_below``), seeded by the caller, so a seed gives the same play with or without the JIT.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
 from tiengow_env import _kernels as K
+from tiengow_env import _state_kernels as SK
 from tiengow_env._policy_kernels import combo_cost, keep_value  # the expert's discard rule, one definition
 from tiengow_env.layout import (
-    EXTRA_ACTIONS,
+    LOG_LEADER,
+    LOG_SIZE,
+    LOG_WINNER,
+    LOG_WINNING,
     MAX_SEATS,
     MAX_TRICKS,
     PHASE_DECLARE,
@@ -30,28 +36,6 @@ from tiengow_env.layout import (
     R_DECK,
     R_PAR,
     R_PLAYERS,
-    S_ACTED,
-    S_BANKER,
-    S_BEST,
-    S_BEST_SEAT,
-    S_BONUS,
-    S_COLS,
-    S_DEALT,
-    S_DECLARER,
-    S_DOOMED,
-    S_DOWN,
-    S_HAND,
-    S_LEADER,
-    S_LEN,
-    S_LOG,
-    S_OWED,
-    S_PHASE,
-    S_SETTLE,
-    S_SIZE,
-    S_TABLE,
-    S_TO_ACT,
-    S_TRICK,
-    S_UP,
     STAKE_SUPREME,
     T_BEAT_END,
     T_BEAT_START,
@@ -59,8 +43,12 @@ from tiengow_env.layout import (
     T_SIZE,
     T_STAKE,
     T_STRENGTH,
+    declare_action,
+    is_discard,
+    legal_len,
 )
-from tiengow_env.tiles import NUM_TYPES, TILE_TYPE, TILE_WORTH, TYPE_MASK
+from tiengow_env.state import STATE_LEN
+from tiengow_env.tiles import TILE_TYPE, TILE_WORTH, TYPE_MASK
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 _TYPE_MASK = TYPE_MASK.astype(np.int64)
@@ -75,7 +63,7 @@ def uniform(rng):
 
 @njit(cache=True)
 def net_chips(state, seat):
-    return float(state[S_BONUS + seat] + state[S_SETTLE + seat])
+    return float(SK.chips(state, seat))
 
 
 # ============================================================================ the exact tree
@@ -88,8 +76,43 @@ def net_chips(state, seat):
 # Information sets (tiengow_env/tree.py): seat s's key is its seat, its dealt hand and its
 # view of the decisions so far. The view is interned as a sequence id: each decision (seat,
 # action) appends the event the observer sees, with another seat's face-down tile hidden.
-# ``out_view_hash[n]`` (when that array is not empty) receives ``view_hash`` of decision node n
+# ``out.view_hash[n]`` (when that array is not empty) receives ``view_hash`` of decision node n
 # (0 at terminals): the tabular agent finds its information set in play by that hash.
+
+class TreeArrays(NamedTuple):
+    """The flat tree as the CFR kernels read it (the arrays of ``exact_tree.GameTree``)."""
+
+    root_weight: np.ndarray  # float64 (D,): chance probability of each deal
+    player: np.ndarray       # int64 (N,): seat to act, -1 at a terminal
+    infoset: np.ndarray      # int64 (N,)
+    first_child: np.ndarray  # int64 (N,)
+    num_children: np.ndarray  # int64 (N,)
+    utility: np.ndarray      # float64 (N, P): terminal chips per seat
+    info_player: np.ndarray  # int64 (I,)
+    info_offset: np.ndarray  # int64 (I,): first slot
+    info_size: np.ndarray    # int64 (I,): legal actions
+    level_nodes: np.ndarray  # int64 (N,): nodes sorted by depth
+    level_start: np.ndarray  # int64: level_nodes[level_start[d]:level_start[d + 1]] are at depth d
+
+
+class TreeBuild(NamedTuple):
+    """What ``build_tree`` fills: per node (N rows) and per information set or slot (N rows
+    at most; the counts it returns say how many are used)."""
+
+    player: np.ndarray
+    infoset: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    depth: np.ndarray
+    utility: np.ndarray
+    info_player: np.ndarray
+    info_offset: np.ndarray
+    info_size: np.ndarray
+    info_depth: np.ndarray
+    info_key: np.ndarray
+    slot_action: np.ndarray
+    view_hash: np.ndarray  # empty: no view hashes
+
 
 VIEW_LEN = 14 + 7 * MAX_SEATS + 4 * MAX_TRICKS
 _M1, _M2, _BASE = 1_000_000_007, 998_244_353, 1_000_003  # two primes: a 60-bit polynomial hash
@@ -112,43 +135,43 @@ def visible_view(state, face_up, rules, out):
     with another banker or other copies give the same view.
     """
     players = rules[R_PLAYERS]
-    banker = state[S_BANKER]
-    seat = state[S_TO_ACT]
+    banker = SK.banker(state)
+    seat = SK.to_act(state)
     out[:] = 0
     out[0] = (seat - banker) % players
-    out[1] = state[S_PHASE]
-    out[2] = state[S_OWED]
-    out[3] = state[S_SIZE]
-    out[4] = state[S_ACTED]
-    out[5] = (state[S_LEADER] - banker) % players if state[S_LEADER] >= 0 else -1
-    out[6] = state[S_BEST]
-    out[7] = (state[S_BEST_SEAT] - banker) % players if state[S_BEST_SEAT] >= 0 else -1
-    out[8] = state[S_TRICK]
-    out[9] = state[S_DOOMED]
-    out[10] = (state[S_DECLARER] - banker) % players if state[S_DECLARER] >= 0 else -1
-    out[11] = K.canonical(state[S_DEALT + seat])
-    out[12] = K.canonical(state[S_HAND + seat])
-    out[13] = K.canonical(state[S_DOWN + seat])
+    out[1] = SK.phase(state)
+    out[2] = SK.owed(state)
+    out[3] = SK.size(state)
+    out[4] = SK.acted(state)
+    out[5] = (SK.leader(state) - banker) % players if SK.leader(state) >= 0 else -1
+    out[6] = SK.best(state)
+    out[7] = (SK.best_seat(state) - banker) % players if SK.best_seat(state) >= 0 else -1
+    out[8] = SK.tricks_done(state)
+    out[9] = SK.doomed(state)
+    out[10] = (SK.declarer(state) - banker) % players if SK.declarer(state) >= 0 else -1
+    out[11] = K.canonical(SK.dealt(state, seat))
+    out[12] = K.canonical(SK.hand(state, seat))
+    out[13] = K.canonical(SK.down(state, seat))
     i = 14
     for q in range(players):
         p = (banker + q) % players
-        down = state[S_DOWN + p]
-        on_table = state[S_TABLE + p]
+        down = SK.down(state, p)
+        on_table = SK.on_table(state, p)
         shown = face_up or p == seat
-        out[i] = K.canonical(state[S_UP + p])
-        out[i + 1] = K.popcount(state[S_HAND + p])
+        out[i] = K.canonical(SK.up(state, p))
+        out[i + 1] = K.popcount(SK.hand(state, p))
         out[i + 2] = K.canonical(down) if shown else K.popcount(down)
-        out[i + 3] = state[S_COLS + p]
-        out[i + 4] = state[S_BONUS + p]
+        out[i + 3] = SK.columns(state, p)
+        out[i + 4] = SK.bonus(state, p)
         out[i + 5] = K.canonical(on_table & ~down)
         out[i + 6] = K.canonical(on_table & down) if shown else 0  # how many follows from the acted seats
         i += 7
     i = 14 + 7 * MAX_SEATS
-    for k in range(state[S_TRICK]):
-        out[i] = (state[S_LOG + 4 * k] - banker) % players
-        out[i + 1] = (state[S_LOG + 4 * k + 1] - banker) % players
-        out[i + 2] = state[S_LOG + 4 * k + 2]
-        out[i + 3] = state[S_LOG + 4 * k + 3]
+    for k in range(SK.tricks_done(state)):
+        out[i] = (SK.trick_log(state, k, LOG_LEADER) - banker) % players
+        out[i + 1] = (SK.trick_log(state, k, LOG_WINNER) - banker) % players
+        out[i + 2] = SK.trick_log(state, k, LOG_SIZE)
+        out[i + 3] = SK.trick_log(state, k, LOG_WINNING)
         i += 4
 
 
@@ -169,7 +192,7 @@ def view_hash(state, face_up, rules, scratch_view):
 def _event(seat, action, observer, combos, num_actions, players, face_up):
     """What ``observer`` sees of ``seat`` taking ``action``: 1 + action, or 0 for a hidden tile."""
     seen = action + 1
-    if not face_up and seat != observer and combos <= action < combos + NUM_TYPES:
+    if not face_up and seat != observer and is_discard(action, combos):
         seen = 0
     return seat * (num_actions + 1) + seen
 
@@ -177,8 +200,8 @@ def _event(seat, action, observer, combos, num_actions, players, face_up):
 @njit(cache=True)
 def count_tree_nodes(hands, banker, table, rules):
     """Nodes of the action tree over the deals ``hands`` (D, MAX_SEATS), terminals included."""
-    scratch = np.empty(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
-    stack = np.empty((4096, S_LEN), dtype=np.int64)
+    scratch = np.empty(legal_len(rules[R_COMBOS]), dtype=np.int64)
+    stack = np.empty((4096, STATE_LEN), dtype=np.int64)
     total = 0
     for d in range(hands.shape[0]):
         K.new_hand(stack[0], hands[d], banker, 1, table, rules)
@@ -186,7 +209,7 @@ def count_tree_nodes(hands, banker, table, rules):
         while top > 0:
             top -= 1
             total += 1
-            if stack[top, S_PHASE] == PHASE_OVER:
+            if SK.phase(stack[top]) == PHASE_OVER:
                 continue
             n = K.legal_actions(stack[top], table, rules, scratch)
             parent = stack[top].copy()
@@ -198,24 +221,22 @@ def count_tree_nodes(hands, banker, table, rules):
 
 
 @njit(cache=True)
-def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
-               out_player, out_infoset, out_first_child, out_num_children, out_depth, out_utility,
-               out_info_player, out_info_offset, out_info_size, out_info_depth, out_info_key, out_slot_action,
-               out_view_hash):
-    """Fill the flat tree (layout above); return (nodes, information sets, slots, error).
+def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes, out):
+    """Fill the flat tree ``out`` (a TreeBuild; layout above); return (nodes, information sets,
+    slots, error).
 
     ``error`` is 0, or 1 when two nodes of one information set disagree on the legal actions
     or on the depth (which would break perfect recall)."""
     players = rules[R_PLAYERS]
     combos = rules[R_COMBOS]
     events = players * (num_actions + 1)
-    scratch = np.empty(combos + EXTRA_ACTIONS, dtype=np.int64)
-    stack = np.empty((4096, S_LEN), dtype=np.int64)
+    scratch = np.empty(legal_len(combos), dtype=np.int64)
+    stack = np.empty((4096, STATE_LEN), dtype=np.int64)
     stack_node = np.empty(4096, dtype=np.int64)
     stack_seq = np.zeros((4096, players), dtype=np.int64)
     sequences = Dict.empty(key_type=types.int64, value_type=types.int64)
     infosets = Dict.empty(key_type=types.int64, value_type=types.int64)
-    views = out_view_hash.shape[0] > 0
+    views = out.view_hash.shape[0] > 0
     scratch_view = np.empty(VIEW_LEN, dtype=np.int64)
     D = hands.shape[0]
     next_node = D
@@ -226,55 +247,55 @@ def build_tree(hands, banker, table, rules, num_actions, face_up, num_nodes,
         K.new_hand(stack[0], hands[d], banker, 1, table, rules)
         stack_node[0] = d
         stack_seq[0, :] = 0
-        out_depth[d] = 0
+        out.depth[d] = 0
         top = 1
         while top > 0:
             top -= 1
             node = stack_node[top]
             state = stack[top].copy()
             seq = stack_seq[top].copy()
-            if state[S_PHASE] == PHASE_OVER:
-                out_player[node] = -1
-                out_infoset[node] = -1
-                out_first_child[node] = -1
-                out_num_children[node] = 0
+            if SK.phase(state) == PHASE_OVER:
+                out.player[node] = -1
+                out.infoset[node] = -1
+                out.first_child[node] = -1
+                out.num_children[node] = 0
                 for p in range(players):
-                    out_utility[node, p] = net_chips(state, p)
+                    out.utility[node, p] = net_chips(state, p)
                 if views:
-                    out_view_hash[node] = 0
+                    out.view_hash[node] = 0
                 continue
-            seat = state[S_TO_ACT]
+            seat = SK.to_act(state)
             n = K.legal_actions(state, table, rules, scratch)
-            key = (seq[seat] * players + seat) * (np.int64(1) << 32) + K.canonical(state[S_DEALT + seat])
+            key = (seq[seat] * players + seat) * (np.int64(1) << 32) + K.canonical(SK.dealt(state, seat))
             if key not in infosets:
                 info = num_infosets
                 infosets[key] = info
-                out_info_player[info] = seat
-                out_info_offset[info] = num_slots
-                out_info_size[info] = n
-                out_info_depth[info] = out_depth[node]
-                out_info_key[info] = key
+                out.info_player[info] = seat
+                out.info_offset[info] = num_slots
+                out.info_size[info] = n
+                out.info_depth[info] = out.depth[node]
+                out.info_key[info] = key
                 for k in range(n):
-                    out_slot_action[num_slots + k] = scratch[k]
+                    out.slot_action[num_slots + k] = scratch[k]
                 num_slots += n
                 num_infosets += 1
             else:
                 info = infosets[key]
-                if out_info_size[info] != n or out_info_depth[info] != out_depth[node]:
+                if out.info_size[info] != n or out.info_depth[info] != out.depth[node]:
                     error = 1
                 else:
                     for k in range(n):
-                        if out_slot_action[out_info_offset[info] + k] != scratch[k]:
+                        if out.slot_action[out.info_offset[info] + k] != scratch[k]:
                             error = 1
-            out_player[node] = seat
-            out_infoset[node] = info
+            out.player[node] = seat
+            out.infoset[node] = info
             if views:
-                out_view_hash[node] = view_hash(state, face_up, rules, scratch_view)
-            out_first_child[node] = next_node
-            out_num_children[node] = n
+                out.view_hash[node] = view_hash(state, face_up, rules, scratch_view)
+            out.first_child[node] = next_node
+            out.num_children[node] = n
             for k in range(n):
                 child = next_node + k
-                out_depth[child] = out_depth[node] + 1
+                out.depth[child] = out.depth[node] + 1
                 stack[top + k, :] = state
                 K.step(stack[top + k], scratch[k], table, rules)
                 stack_node[top + k] = child
@@ -320,16 +341,16 @@ def beatable(combo, pool, table):
 def unseen_tiles(state, seat, rules):
     """Tiles ``seat`` has not seen: other hands and other seats' face-down tiles."""
     players = rules[R_PLAYERS]
-    seen = state[S_HAND + seat] | state[S_DOWN + seat]
+    seen = SK.hand(state, seat) | SK.down(state, seat)
     for p in range(players):
-        seen |= state[S_UP + p]
+        seen |= SK.up(state, p)
     return rules[R_DECK] & ~seen
 
 
 @njit(cache=True)
 def discard_action(state, seat, single_of_type, table, rules):
     """The rule-based discard: one tile of the type worth least to keep."""
-    hand = state[S_HAND + seat]
+    hand = SK.hand(state, seat)
     unseen = unseen_tiles(state, seat, rules)
     best_t = -1
     best_v = 1e18
@@ -363,25 +384,25 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
     acting seat may know: its own tiles, the face-up tiles, counts and columns.
     """
     out_options[:] = -1
-    phase = state[S_PHASE]
-    seat = state[S_TO_ACT]
+    phase = SK.phase(state)
+    seat = SK.to_act(state)
     C = rules[R_COMBOS]
     players = rules[R_PLAYERS]
     par = rules[R_PAR]
     if phase == PHASE_DECLARE:
-        out_options[0] = C + NUM_TYPES  # One Red Dot under `choice`: always declare
+        out_options[0] = declare_action(C)  # One Red Dot under `choice`: always declare
         return -1
-    if phase == PHASE_FOLLOW and state[S_OWED] > 0:
+    if phase == PHASE_FOLLOW and SK.owed(state) > 0:
         out_options[0] = discard_action(state, seat, single_of_type, table, rules)
         return -1
     n = K.legal_actions(state, table, rules, scratch)
     if n == 1:
         out_options[0] = scratch[0]
         return -1
-    hand = state[S_HAND + seat]
+    hand = SK.hand(state, seat)
     unseen = unseen_tiles(state, seat, rules)
     tiles = K.popcount(hand)
-    columns = _column_bucket(state[S_COLS + seat], par)
+    columns = _column_bucket(SK.columns(state, seat), par)
     # Tiles of the hand that some sure lead (one that no unseen tiles can beat) would use.
     held = K.canonical(hand)
     sure_mask = np.int64(0)
@@ -428,7 +449,7 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
             return -1
         zero = 0
         for p in range(players):
-            if p != seat and state[S_COLS + p] == 0:
+            if p != seat and SK.columns(state, p) == 0:
                 zero += 1
         key = min(tiles, RADIX_TILES - 1)
         key = key * RADIX_COLUMNS + columns
@@ -450,7 +471,7 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
     if cheap < 0:  # no beat: the rule-based discard
         out_options[0] = discard_action(state, seat, single_of_type, table, rules)
         return -1
-    last = state[S_ACTED] == players - 1
+    last = SK.acted(state) == players - 1
     out_options[A_BEAT_CHEAP] = cheap
     if strong != cheap:
         out_options[A_BEAT_STRONG] = strong
@@ -464,8 +485,8 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
     cheap_sure = 1 if last or not beatable(cheap, unseen, table) else 0
     strong_sure = 1 if last or not beatable(strong, unseen, table) else 0
     key = min(tiles, RADIX_TILES - 1)
-    key = key * RADIX_SIZE + state[S_SIZE]
-    key = key * RADIX_ACTED + min(state[S_ACTED], RADIX_ACTED - 1)
+    key = key * RADIX_SIZE + SK.size(state)
+    key = key * RADIX_ACTED + min(SK.acted(state), RADIX_ACTED - 1)
     key = key * RADIX_COLUMNS + columns
     key = key * 2 + cheap_sure
     key = key * 2 + strong_sure

@@ -83,6 +83,12 @@ class GameTree:
             digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
         return digest.hexdigest()[:16]
 
+    def arrays(self) -> CK.TreeArrays:
+        """The arrays the CFR kernels read, in one named tuple (no copies)."""
+        return CK.TreeArrays(self.root_weight, self.player, self.infoset, self.first_child, self.num_children,
+                             self.utility, self.info_player, self.info_offset, self.info_size, self.level_nodes,
+                             self.level_start)
+
     def uniform_policy(self) -> np.ndarray:
         """Per slot, 1 / (legal actions of its information set)."""
         return np.repeat(1.0 / self.info_size, self.info_size)
@@ -144,8 +150,8 @@ def build_tree(rules: object = "micro", banker: int = 0,
     view_hash = np.zeros(N if views else 0, dtype=np.int64)
     n, num_info, num_slots, error = CK.build_tree(
         hands, banker, combos.table, combos.rules_array, combos.num_actions, rules.discards_face_up, N,
-        player, infoset, first_child, num_children, depth, utility,
-        info_player, info_offset, info_size, info_depth, info_key, slot_action, view_hash)
+        CK.TreeBuild(player, infoset, first_child, num_children, depth, utility, info_player, info_offset, info_size,
+                     info_depth, info_key, slot_action, view_hash))
     if error:
         raise ValueError(f"{rules.name}: the information sets break perfect recall (build_tree error {error})")
     order = np.argsort(depth, kind="stable")

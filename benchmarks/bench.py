@@ -93,10 +93,9 @@ def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
 
 def memory_bytes() -> dict[str, float]:
     from tiengow_env import VectorEnv
-    from tiengow_env import layout as L
     env = VectorEnv(1024, seed=0)
     per_env = sum(v.nbytes for v in vars(env).values() if isinstance(v, np.ndarray) and v.shape[:1] == (1024,))
-    return {"bytes_per_game_state": L.S_LEN * 8, "bytes_per_vector_slot": per_env / 1024}
+    return {"bytes_per_game_state": env.states[0].nbytes, "bytes_per_vector_slot": per_env / 1024}
 
 
 def jobs(quick: bool = False) -> list[tuple[str, Callable[[], object]]]:

@@ -15,23 +15,25 @@ import numpy as np
 from numba import njit
 
 from tiengow_env import _kernels as K
+from tiengow_env import _state_kernels as SK
 from tiengow_env import layout as L
 from tiengow_env.combos import table_for
 from tiengow_env.rules import RuleSet
+from tiengow_env.state import STATE_LEN, StateView
 
 
 @njit(cache=True)
 def _record(hands, table, rules, states, actions):
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, 1)
-    state = np.zeros(L.S_LEN, dtype=np.int64)
+    state = np.zeros(STATE_LEN, dtype=np.int64)
     dealt = np.zeros(L.MAX_SEATS, dtype=np.int64)
-    scratch = np.zeros(table.shape[0] + L.EXTRA_ACTIONS, dtype=np.int64)  # layout.legal_len
+    scratch = np.zeros(L.legal_len(table.shape[0]), dtype=np.int64)
     n = 0
     for _ in range(hands):
         K.deal(rng, rules, dealt)
         K.new_hand(state, dealt, 0, 1, table, rules)
-        while state[L.S_PHASE] != L.PHASE_OVER:
+        while SK.phase(state) != L.PHASE_OVER:
             action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
             states[n] = state
             actions[n] = action
@@ -54,7 +56,7 @@ def _copy_and_step(states, actions, n, table, rules, do_step, state, passes):
     total = 0
     for _ in range(passes):
         for i in range(n):
-            for k in range(L.S_LEN):
+            for k in range(STATE_LEN):
                 state[k] = states[i, k]
             if do_step:
                 K.step(state, actions[i], table, rules)
@@ -85,16 +87,16 @@ def main() -> None:
     combos = table_for(RuleSet.from_spec("standard"))
     table, rules = combos.table, combos.rules_array
     hands, passes = 200, 10  # 200 hands' states stay in the cache: the figures are not memory traffic
-    states = np.zeros((10_000, L.S_LEN), dtype=np.int64)
+    states = np.zeros((10_000, STATE_LEN), dtype=np.int64)
     actions = np.zeros(10_000, dtype=np.int64)
     n = _record(hands, table, rules, states, actions)
-    lead_states = states[:n][states[:n, L.S_PHASE] == L.PHASE_LEAD]
-    follow_states = states[:n][states[:n, L.S_PHASE] == L.PHASE_FOLLOW]
+    phases = np.array([StateView(state, combos.rules.players).phase for state in states[:n]])
+    lead_states, follow_states = states[:n][phases == "lead"], states[:n][phases == "follow"]
     leads, follows = len(lead_states), len(follow_states)
     print(f"{n} decisions in {hands:,} hands ({n / hands:.1f} per hand: {leads / hands:.1f} leads, "
           f"{follows / hands:.1f} follows); CPU time, best of 20:")
     scratch = np.zeros(combos.num_actions, dtype=np.int64)
-    state = np.zeros(L.S_LEN, dtype=np.int64)
+    state = np.zeros(STATE_LEN, dtype=np.int64)
     copy = _best(_copy_and_step, (states, actions, n, table, rules, False, state, passes))
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, 1)

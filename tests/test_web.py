@@ -498,7 +498,7 @@ def test_an_internal_error_is_one_line_on_the_console(tmp_path, capsys, monkeypa
                                             ("::1", True), ("::ffff:127.0.0.1", True), ("10.0.0.1", False),
                                             ("evil.example", False), ("0.0.0.0", False)])
 def test_loopback_names(name, loopback):
-    from tiengow.web.server import is_loopback
+    from tiengow.web.app import is_loopback
     assert is_loopback(name) is loopback
 
 

@@ -8,7 +8,8 @@ Public API (loaded on first use, so that ``import tiengow_env`` stays fast):
 * ``TienGowEnv``: the single-seat Gymnasium environment, registered as ``"TienGow-v0"``
   (``gym_env.py``);
 * ``VectorEnv``: N games stepped together in compiled code (``vector.py``);
-* ``ObservationLayout``: the named views of the observation vectors (``observation.py``).
+* ``ObservationLayout``: the named views of the observation vectors (``observation.py``);
+* ``StateView``: the state array read by name (``state.py``; ``Game.view`` gives a game's).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ _LAZY = {
     "Game": ("game", "Game"), "replay": ("game", "replay"), "perft": ("game", "perft"),
     "RuleSet": ("rules", "RuleSet"), "VectorEnv": ("vector", "VectorEnv"),
     "TienGowEnv": ("gym_env", "TienGowEnv"), "ObservationLayout": ("observation", "ObservationLayout"),
+    "StateView": ("state", "StateView"),
     "tiengow_v0": ("env", None),
 }
 

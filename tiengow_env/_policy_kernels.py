@@ -42,6 +42,7 @@ from .layout import (
     T_SIZE,
     T_STAKE,
     T_STRENGTH,
+    declare_action,
 )
 from .observation import O_ACTED, O_COLUMNS, O_DOWN, O_HAND, O_PHASE, O_UP
 from .tiles import NUM_TYPES, TILE_TYPE, TILE_WORTH, TYPE_BITS, TYPE_MASK
@@ -203,7 +204,7 @@ def expert_choice(legal, n, lead, last, columns, held, unseen, singles, table, r
     worth least to keep.
     """
     C = rules[R_COMBOS]
-    declare = C + NUM_TYPES
+    declare = declare_action(C)
     for i in range(n):
         if legal[i] == declare:
             return declare

@@ -212,9 +212,9 @@ class CombinationTable:
         C = self.num_combos
         if 0 <= action < C:
             return "play " + self.combos[action].label
-        if C <= action < C + L.DECLARE_OFFSET:
+        if L.is_discard(action, C):
             return "discard " + NAMES[action - C]
-        return {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(action, f"action {action}")
+        return {L.declare_action(C): "declare", L.decline_action(C): "decline"}.get(action, f"action {action}")
 
     def describe(self, j: int) -> str:
         c = self.combos[j]

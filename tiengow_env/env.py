@@ -37,7 +37,7 @@ place (copy it to keep one step's values); ``reset()`` makes new dicts.
 
 Episodes: ``hands=1`` (default) is one hand; ``hands=n`` is a match of n hands (RULES.md
 section 7): the next hand is dealt from the same generator, its banker is W of the hand
-before (the last trick's winner or the One Red Dot declarer, ``state[S_WINNER]``), the
+before (the last trick's winner or the One Red Dot declarer, ``StateView.winner``), the
 banker's ``streak`` counts on, and chips accumulate. A hand decided at the deal (an automatic
 One Red Dot declaration) takes no decision: it is settled at once, does not count as one of
 the ``hands``, its chips are paid with the next step, and the next hand follows as in a match.
@@ -85,6 +85,7 @@ from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
 from .rules import RuleSet
+from .state import STATE_LEN, StateView
 from .tiles import mask_names
 
 RENDER_MODES = ("ansi", "human")
@@ -115,7 +116,8 @@ class Session:
         self.offsets = self.layout.offsets
         self.observation_size = self.layout.size
         self.face_up = int(self.rules.discards_face_up)
-        self.state = np.zeros(L.S_LEN, dtype=np.int64)
+        self.state = np.zeros(STATE_LEN, dtype=np.int64)
+        self.view = StateView(self.state, self.players)  # the state read by name (state.py)
         self.rng = np.zeros(1, dtype=np.uint64)
         self.history = new_history()
         self.scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
@@ -208,7 +210,8 @@ class Session:
     @property
     def to_act(self) -> int:
         """The seat to decide (-1 once the episode is over)."""
-        return self.state.item(L.S_TO_ACT)
+        seat = self.view.to_act
+        return -1 if seat is None else seat
 
     def observe(self, seat: int, obs_out: np.ndarray, mask_out: np.ndarray) -> None:
         K.observe(self.state, seat, self.table, self.rules_array, self.offsets, self.face_up, self.scratch,
@@ -222,48 +225,48 @@ class Session:
 
     def render_text(self, names: list[str]) -> str:
         """A readable picture of the table (every hand shown: this is for people, not agents)."""
-        st, g, players = self.state, self.game, self.players
+        view, g, players = self.view, self.game, self.players
         phase = g.phase
         head = f"Tien Gow ({self.rules.name})"
         if self.hands > 1:
             head += f", hand {self.hand_number} of {self.hands}"
-        tricks = int(st[L.S_TRICK])
+        tricks = view.tricks_done
         head += (f", trick {min(tricks + 1, self.rules.hand_size)}" if phase != "over" else ", hand over")
-        head += f", banker {names[int(st[L.S_BANKER])]}"
-        if int(st[L.S_STREAK]) > 1:
-            head += f" (streak {int(st[L.S_STREAK])})"
+        head += f", banker {names[view.banker]}"
+        if view.streak > 1:
+            head += f" (streak {view.streak})"
         lines = [head]
         to_act = self.to_act
         width = max(len(n) for n in names)
         for s in range(players):
             mark = ">" if s == to_act else " "
-            hand = " ".join(mask_names(st[L.S_HAND + s])) or "-"
-            line = (f"{mark} {names[s]:<{width}}  cols {int(st[L.S_COLS + s])}  "
-                    f"chips {int(st[L.S_BONUS + s] + st[L.S_SETTLE + s]):+d}  hand: {hand}")
-            down = mask_names(st[L.S_DOWN + s])
+            hand = " ".join(mask_names(view.hands[s])) or "-"
+            line = (f"{mark} {names[s]:<{width}}  cols {int(view.columns[s])}  "
+                    f"chips {int(view.chips[s]):+d}  hand: {hand}")
+            down = mask_names(view.down[s])
             if down:
                 line += f"  down: {' '.join(down)}"
             lines.append(line)
         if phase == "declare":
             lines.append(f"One Red Dot: {names[to_act]} may declare")
         elif phase in ("lead", "follow"):
-            leader = int(st[L.S_LEADER])
+            leader = view.leader
             if phase == "lead":
                 lines.append(f"Trick: {names[leader]} to lead")
             else:
                 parts = []
                 for k in range(players):
                     s = (leader + k) % players
-                    on_table = int(st[L.S_TABLE + s])
+                    on_table = int(view.on_table[s])
                     if on_table:
-                        up = mask_names(on_table & int(st[L.S_UP + s]))
-                        down = mask_names(on_table & int(st[L.S_DOWN + s]))
+                        up = mask_names(on_table & int(view.up[s]))
+                        down = mask_names(on_table & int(view.down[s]))
                         parts.append(f"{names[s]} " + ("+".join(up) if up else f"{len(down)} down"))
-                best = self.combos.combos[int(st[L.S_BEST])].label
-                lines.append(f"Trick of {int(st[L.S_SIZE])}: " + ", ".join(parts)
-                             + f"; best {best} ({names[int(st[L.S_BEST_SEAT])]})")
-                if int(st[L.S_OWED]):
-                    lines.append(f"{names[to_act]} owes {int(st[L.S_OWED])} more face down")
+                best_seat, best = view.current_best
+                lines.append(f"Trick of {view.size}: " + ", ".join(parts)
+                             + f"; best {self.combos.combos[best].label} ({names[best_seat]})")
+                if view.owed:
+                    lines.append(f"{names[to_act]} owes {view.owed} more face down")
         else:
             result = g.result()
             lines.append(f"Hand over: W = {names[result['last_trick_winner']]}, net "
@@ -399,7 +402,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         if status == L.ENV_EPISODE_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = self.possible_agents[session.state.item(L.S_TO_ACT)]
+            self.agent_selection = self.possible_agents[session.to_act]
         if self.render_mode == "human":
             self.render()
 

@@ -19,6 +19,7 @@ from . import layout as L
 from .checks import DuplicateKeyError, check_seed, is_integer, legal_list, load_json, short_repr
 from .combos import CombinationTable, table_for
 from .rules import PRESETS, RuleSet
+from .state import StateView
 from .tiles import NAMES, NUM_TYPES, TILE_TYPE, TYPE_BITS, mask_names, mask_types, parse_type
 
 RECORD_KEYS = {"rules", "banker", "hands", "actions", "streak"}
@@ -131,6 +132,11 @@ class Game:
     @property
     def players(self) -> int:
         return self.rules.players
+
+    @property
+    def view(self) -> StateView:
+        """The state read by name (``state.py``): read-only, and it follows the game as it moves on."""
+        return StateView(self.state, self.rules.players)
 
     @property
     def is_over(self) -> bool:
@@ -323,7 +329,7 @@ class Game:
         if kind == "declare":
             if phase != "declare":
                 raise ValueError(f"seat {seat} cannot declare One Red Dot now")
-            choice = C + (L.DECLARE_OFFSET if value else L.DECLINE_OFFSET)
+            choice = L.declare_action(C) if value else L.decline_action(C)
             self._check_legal(choice)
             self._apply(choice)
             return
@@ -355,9 +361,9 @@ class Game:
         if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
             raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
         tiles = sorted(value)
-        self._check_legal(C + tiles[0])  # then the others are legal too: they are held
+        self._check_legal(L.discard_action(C, tiles[0]))  # then the others are legal too: they are held
         for t in tiles:
-            self._apply(C + t)
+            self._apply(L.discard_action(C, t))
 
     def _check_held(self, seat: int, types: list[int]) -> None:
         hand = mask_types(self.state[L.S_HAND + seat])

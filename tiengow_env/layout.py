@@ -77,6 +77,8 @@ Scratch sizes: ``legal_actions`` writes at most one entry per action id, so its 
 ``legal_len(C)`` = C + EXTRA_ACTIONS entries; ``decisions`` (perft) lists up to
 MAX_DISCARD_SETS discard multisets besides, ``decisions_len(C)``.
 """
+from numba.extending import register_jitable
+
 from .tiles import NUM_TYPES
 
 MAX_SEATS = 4
@@ -127,22 +129,55 @@ HISTORY_LEN = H_COUNT + 1
 
 ENV_ILLEGAL, ENV_PLAYING, ENV_NEXT_HAND, ENV_EPISODE_OVER = -1, 0, 1, 2
 
+# Action ids (the environments' Discrete space): 0..C-1 play combination j (lead or beat),
+# C+t discard one tile of type t, then C+NUM_TYPES declare One Red Dot, C+NUM_TYPES+1 decline.
+# The helpers below build and test them; being ``register_jitable``, they run in Python and
+# compile into the kernels alike (their cost there is nil).
+DECLARE_OFFSET = NUM_TYPES
+DECLINE_OFFSET = NUM_TYPES + 1
 EXTRA_ACTIONS = NUM_TYPES + 2  # action ids after the C combinations: a discard per type, declare, decline
 MAX_DISCARD_SETS = 210  # distinct n-tile discards (n <= 4) from a hand of at most 10 tiles: C(10, 4)
 
 
+@register_jitable
+def discard_action(num_combos: int, tile_type: int) -> int:
+    """Action id: put one tile of type ``tile_type`` face down."""
+    return num_combos + tile_type
+
+
+@register_jitable
+def is_discard(action: int, num_combos: int) -> bool:
+    """True for the action id of a face-down discard (of any type)."""
+    return num_combos <= action < num_combos + NUM_TYPES
+
+
+@register_jitable
+def declare_action(num_combos: int) -> int:
+    """Action id: declare One Red Dot."""
+    return num_combos + DECLARE_OFFSET
+
+
+@register_jitable
+def decline_action(num_combos: int) -> int:
+    """Action id: decline to declare One Red Dot."""
+    return num_combos + DECLINE_OFFSET
+
+
+@register_jitable
+def hidden_discard(num_combos: int) -> int:
+    """The id a search edge carries for another seat's face-down tile, whose type the observer
+    does not see: the first id after every action, so no action has it."""
+    return num_combos + EXTRA_ACTIONS
+
+
+@register_jitable
 def legal_len(num_combos: int) -> int:
     """Entries of a scratch for ``legal_actions``: one per action id."""
     return num_combos + EXTRA_ACTIONS
 
 
+@register_jitable
 def decisions_len(num_combos: int) -> int:
     """Entries of a scratch or decision list for ``decisions`` (perft): the actions, then
     every discard multiset."""
     return legal_len(num_combos) + MAX_DISCARD_SETS
-
-
-# Action ids (the environments' Discrete space): 0..C-1 play combination j (lead or beat),
-# C+t discard one tile of type t, then C+NUM_TYPES declare One Red Dot, C+NUM_TYPES+1 decline.
-DECLARE_OFFSET = NUM_TYPES
-DECLINE_OFFSET = NUM_TYPES + 1

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 
 from .combos import table_for
 from .game import Game
+from .layout import is_discard
 from .rules import RuleSet
-from .tiles import NAMES, NUM_TYPES
+from .tiles import NAMES
 
 HIDDEN = -1
 
@@ -95,7 +96,7 @@ def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None, ma
     def _view(history: tuple, seat: int) -> tuple:
         if rules.discards_face_up:
             return history
-        return tuple((s, a if (a < combos or s == seat or a >= combos + NUM_TYPES) else HIDDEN)
+        return tuple((s, a if (s == seat or not is_discard(a, combos)) else HIDDEN)
                      for s, a in history)
 
     for deal in distinct_deals(rules):

@@ -41,6 +41,7 @@ from .checks import check_reward_scale, check_seed, legal_list, short_repr
 from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
+from .state import STATE_LEN
 
 
 class VectorEnv:
@@ -66,14 +67,12 @@ class VectorEnv:
         self.observation_size = self.layout.size
         self._face_up = int(self.rules.discards_face_up)
         n, players = num_envs, self.players
-        self.states = np.zeros((n, L.S_LEN), dtype=np.int64)
+        self.states = np.zeros((n, STATE_LEN), dtype=np.int64)
         self._rngs = np.zeros(n, dtype=np.uint64)
         self._action_rngs = np.zeros(n, dtype=np.uint64)
         self._pending = np.zeros((n, L.MAX_SEATS), dtype=np.int64)
         self._hands_done = np.zeros(n, dtype=np.int64)
         self._running = np.zeros((n, L.MAX_SEATS), dtype=np.int64)
-        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
-        self._hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
         self.observation = np.zeros((n, self.observation_size), dtype=np.float32)
         self.action_mask = np.zeros((n, self.num_actions), dtype=np.int8)
         self.legal_actions = np.zeros((n, self.num_actions + 1), dtype=np.int16)
@@ -82,8 +81,14 @@ class VectorEnv:
         self.terminated = np.zeros(n, dtype=bool)
         self.episode_net = np.zeros((n, players), dtype=np.int64)
         self._actions = np.zeros(n, dtype=np.int64)
-        self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)
-        self._history = np.zeros(L.HISTORY_LEN, dtype=np.int64)  # unused: the vector env keeps no trick history
+        # The kernels' arguments, bundled once (_kernels.py, "vector env").
+        self._envs = K.VectorEnvs(self.states, self._rngs, self._pending, self._hands_done, self._running)
+        self._tables = K.VectorTables(self.combos.table, self.combos.rules_array, self._offsets)
+        self._work = K.VectorScratch(np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64),
+                                     np.zeros(L.MAX_SEATS, dtype=np.int64), np.zeros(L.REPORT_LEN, dtype=np.int64),
+                                     np.zeros(L.HISTORY_LEN, dtype=np.int64))
+        self._out = K.VectorOutputs(self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
+                                    self.terminated, self.episode_net)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,10 +101,7 @@ class VectorEnv:
             seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
-        K.vector_reset(self.states, self._rngs, self._pending, self._hands_done, self._running, reseed, seeds,
-                       self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self._scratch,
-                       self._hands_buf, self._report, self._history, self.observation, self.action_mask,
-                       self.legal_actions, self.to_act, self.rewards, self.terminated, self.episode_net)
+        K.vector_reset(*self._envs, reseed, seeds, *self._tables, self._face_up, *self._work, *self._out)
         self.rewards[:] = 0
         self.terminated[:] = False
         return self.observation, self.action_mask, self.to_act
@@ -112,11 +114,9 @@ class VectorEnv:
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
                              f"got {actions.dtype} {actions.shape}")
         self._actions[:] = actions
-        bad = K.vector_step(self.states, self._rngs, self._pending, self._hands_done, self._running, self._actions,
-                            self.combos.table, self.combos.rules_array, self._offsets, self._face_up, self.hands,
-                            self.reward_scale, self._scratch, self._hands_buf, self._report, self._history,
-                            self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
-                            self.terminated, self.episode_net)
+        # The fields one by one: a tuple argument doubles numba's dispatch cost (_kernels.py).
+        bad = K.vector_step(*self._envs, self._actions, *self._tables, self._face_up, self.hands, self.reward_scale,
+                            *self._work, *self._out)
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
         return self.observation, self.action_mask, self.to_act, self.rewards, self.terminated

@@ -20,6 +20,8 @@ References:
   [L09]  Lanctot, Waugh, Zinkevich, Bowling. Monte Carlo Sampling for Regret Minimization in
          Extensive Games. NIPS 2009.
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -31,19 +33,47 @@ from tiengow.agents._cfr_play_kernels import (
     uniform,
 )
 from tiengow_env import _kernels as K
+from tiengow_env import _state_kernels as SK
 from tiengow_env.layout import (
-    EXTRA_ACTIONS,
     PHASE_FOLLOW,
     PHASE_OVER,
     R_COMBOS,
     R_HAND_SIZE,
     R_PLAYERS,
-    S_LEN,
-    S_OWED,
-    S_PHASE,
-    S_TO_ACT,
+    is_discard,
+    legal_len,
 )
-from tiengow_env.tiles import NUM_TYPES
+from tiengow_env.state import STATE_LEN
+
+
+class CfrScratch(NamedTuple):
+    """Scratch of ``cfr_pass``: per slot, then per node (float64)."""
+
+    sigma: np.ndarray        # (S,): the current strategy
+    reach_self: np.ndarray   # (N,): the traverser's reach
+    reach_other: np.ndarray  # (N,): the reach of chance and the other seats
+    value: np.ndarray        # (N,): the traverser's value
+
+
+class ResponseScratch(NamedTuple):
+    """Scratch of ``best_response_value`` (float64)."""
+
+    reach: np.ndarray         # (N,): the reach of chance and the other seats
+    value: np.ndarray         # (N,): the best response's value
+    action_value: np.ndarray  # (S,): per slot, the value of its action summed over the set
+
+
+class TraversalScratch(NamedTuple):
+    """Scratch of ``game_traversal``, one row per open frame (``depth_max`` rows)."""
+
+    legal: np.ndarray    # int64 (legal_len(C),): legal_actions' list
+    state: np.ndarray    # int64 (STATE_LEN,): the state being played
+    frames: np.ndarray   # int64 (depth_max, STATE_LEN): the state of each open decision
+    keys: np.ndarray     # int64 (depth_max,): its bucket
+    options: np.ndarray  # int64 (depth_max, NUM_ABSTRACT): its concrete options
+    sigma: np.ndarray    # float64 (depth_max, NUM_ABSTRACT): its strategy
+    values: np.ndarray   # float64 (depth_max, NUM_ABSTRACT): the values of the options explored
+    next: np.ndarray     # int64 (depth_max,): the next option to try
 
 
 # ============================================================================ regret matching
@@ -85,9 +115,7 @@ def normalise(strategy_sum, info_offset, info_size, out):
 
 # ============================================================================ CFR and CFR+
 @njit(cache=True)
-def cfr_pass(traverser, weight, plus, root_weight, player, infoset, first_child, num_children, utility,
-             info_player, info_offset, info_size, regret, strategy_sum, scratch_sigma, scratch_reach_self,
-             scratch_reach_other, scratch_value):
+def cfr_pass(traverser, weight, plus, tree, regret, strategy_sum, scratch):
     """One CFR update of ``traverser``'s regrets and average strategy (alternating updates).
 
     Counterfactual value [Z07 eq. 5-7], with pi_{-i} the reach of chance and the other seats:
@@ -96,8 +124,13 @@ def cfr_pass(traverser, weight, plus, root_weight, player, infoset, first_child,
         S(I, a)             += w_t pi_i(h) sigma(I, a)       (w_t = 1, or t for CFR+ [T14])
     CFR+ [T14 eq. 3] keeps the cumulative regrets non-negative after the update:
         R+(I, a) = max(R+(I, a) + r(I, a), 0).
-    The current strategy sigma^t comes from regret matching before the pass.
+    The current strategy sigma^t comes from regret matching before the pass. ``tree`` is a
+    TreeArrays, ``scratch`` a CfrScratch.
     """
+    root_weight, player, infoset, first_child = tree.root_weight, tree.player, tree.infoset, tree.first_child
+    num_children, utility = tree.num_children, tree.utility
+    info_player, info_offset, info_size = tree.info_player, tree.info_offset, tree.info_size
+    scratch_sigma, scratch_reach_self, scratch_reach_other, scratch_value = scratch
     all_regret_matching(regret, info_offset, info_size, scratch_sigma)
     N = player.shape[0]
     D = root_weight.shape[0]
@@ -149,9 +182,12 @@ def cfr_pass(traverser, weight, plus, root_weight, player, infoset, first_child,
 
 # ============================================================================ best response
 @njit(cache=True)
-def policy_values(policy, root_weight, player, infoset, first_child, num_children, utility, info_offset,
-                  scratch_value, out):
-    """Expected chips of every seat when all play ``policy`` (per slot): ``out[p]``."""
+def policy_values(policy, tree, scratch_value, out):
+    """Expected chips of every seat when all play ``policy`` (per slot) on ``tree`` (a
+    TreeArrays): ``out[p]``."""
+    root_weight, player, infoset, first_child = tree.root_weight, tree.player, tree.infoset, tree.first_child
+    num_children, utility = tree.num_children, tree.utility
+    info_offset = tree.info_offset
     N = player.shape[0]
     P = utility.shape[1]
     for node in range(N - 1, -1, -1):
@@ -173,9 +209,7 @@ def policy_values(policy, root_weight, player, infoset, first_child, num_childre
 
 
 @njit(cache=True)
-def best_response_value(responder, policy, root_weight, player, infoset, first_child, num_children, utility,
-                        info_offset, info_size, level_nodes, level_start, scratch_reach, scratch_value,
-                        scratch_action_value, out_best):
+def best_response_value(responder, policy, tree, scratch, out_best):
     """Value of ``responder``'s best response to the other seats playing ``policy``.
 
     With pi_{-i}(h) the reach of chance and the other seats, a best response picks at each of
@@ -184,7 +218,13 @@ def best_response_value(responder, policy, root_weight, player, infoset, first_c
     and v_BR(h) = v_BR(h a*(I)); elsewhere v_BR(h) = sum_a policy(h, a) v_BR(ha). Every node of
     an information set has the same depth (perfect recall; build_tree checks it), so the tree
     is valued level by level, from the deepest. ``out_best[I]`` receives a*(I) (slot index).
+    ``tree`` is a TreeArrays, ``scratch`` a ResponseScratch.
     """
+    root_weight, player, infoset, first_child = tree.root_weight, tree.player, tree.infoset, tree.first_child
+    num_children, utility = tree.num_children, tree.utility
+    info_offset, info_size = tree.info_offset, tree.info_size
+    level_nodes, level_start = tree.level_nodes, tree.level_start
+    scratch_reach, scratch_value, scratch_action_value = scratch
     N = player.shape[0]
     D = root_weight.shape[0]
     for d in range(D):
@@ -250,8 +290,8 @@ def sample_slot(sigma, offset, size, rng):
 
 
 @njit(cache=True)
-def tree_traversal(root, traverser, weight, player, infoset, first_child, info_offset, info_size, utility, regret,
-                   strategy_sum, rng, scratch_sigma, scratch_values, scratch_frames):
+def tree_traversal(root, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values,
+                   scratch_frames):
     """External sampling [L09 section 3.2, Algorithm 1]: one sampled traversal from ``root``.
 
     At the traverser's nodes every action is explored and the sampled counterfactual regret
@@ -264,6 +304,8 @@ def tree_traversal(root, traverser, weight, player, infoset, first_child, info_o
     functions): ``scratch_frames[f]`` is an open traverser node, ``scratch_values[f, k]`` the
     values of its children explored so far.
     """
+    player, infoset, first_child, utility = tree.player, tree.infoset, tree.first_child, tree.utility
+    info_offset, info_size = tree.info_offset, tree.info_size
     depth = 0
     node = root
     while True:
@@ -303,11 +345,11 @@ def tree_traversal(root, traverser, weight, player, infoset, first_child, info_o
 
 
 @njit(cache=True)
-def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, player, infoset, first_child, utility, info_offset,
-                  info_size, regret, strategy_sum, rng, scratch_sigma):
-    """``iterations`` ES-MCCFR iterations on the exact tree: per iteration, one traversal per
-    seat (alternating), each from a deal sampled by its chance weight (``root_cdf``)."""
-    players = utility.shape[1]
+def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, tree, regret, strategy_sum, rng, scratch_sigma):
+    """``iterations`` ES-MCCFR iterations on the exact tree (a TreeArrays): per iteration, one
+    traversal per seat (alternating), each from a deal sampled by its chance weight (``root_cdf``)."""
+    players = tree.utility.shape[1]
+    info_size = tree.info_size
     D = root_cdf.shape[0]
     widest = 1
     for info in range(info_size.shape[0]):
@@ -325,8 +367,8 @@ def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, player, infoset
                     hi = mid
                 else:
                     lo = mid + 1
-            tree_traversal(lo, traverser, weight, player, infoset, first_child, info_offset, info_size, utility,
-                           regret, strategy_sum, rng, scratch_sigma, scratch_values, scratch_frames)
+            tree_traversal(lo, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values,
+                           scratch_frames)
 
 
 # ============================================================================ ES-MCCFR, full game
@@ -334,11 +376,11 @@ def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, player, infoset
 def apply_abstract(state, action, single_of_type, table, rules):
     """Apply a concrete first action; a discard goes on by the discard rule until the seat has
     put down all the tiles it owes."""
-    seat = state[S_TO_ACT]
+    seat = SK.to_act(state)
     C = rules[R_COMBOS]
     K.step(state, action, table, rules)
-    if C <= action < C + NUM_TYPES:
-        while state[S_PHASE] == PHASE_FOLLOW and state[S_TO_ACT] == seat and state[S_OWED] > 0:
+    if is_discard(action, C):
+        while SK.phase(state) == PHASE_FOLLOW and SK.to_act(state) == seat and SK.owed(state) > 0:
             K.step(state, discard_action(state, seat, single_of_type, table, rules), table, rules)
 
 
@@ -362,25 +404,26 @@ def _current_strategy(regret, key, options, out):
 
 
 @njit(cache=True)
-def game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, scratch,
-                   scratch_state, scratch_frames, scratch_keys, scratch_options, scratch_sigma, scratch_values,
-                   scratch_next):
+def game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, work):
     """External-sampling traversal [L09 Algorithm 1] of the abstract game from ``start``, played
     by the compiled core: regrets r~(I, a) = v~(I -> a) - v~(I) at the traverser's buckets; one
     sampled option elsewhere, whose seat adds sigma to its average strategy.
 
     The recursion is unrolled onto an explicit stack (numba cannot cache recursive functions):
     frame f keeps the state of an open traverser decision (``scratch_frames[f]``), its bucket,
-    options, strategy, the values of the options explored so far and the next option to try.
+    options, strategy, the values of the options explored so far and the next option to try
+    (``work``, a TraversalScratch).
     """
+    scratch, scratch_state, scratch_frames, scratch_keys, scratch_options, scratch_sigma, scratch_values, \
+        scratch_next = work
     state = scratch_state
     state[:] = start
     sigma = np.empty(NUM_ABSTRACT, dtype=np.float64)
     options = np.empty(NUM_ABSTRACT, dtype=np.int64)
     depth = 0
     while True:
-        while state[S_PHASE] != PHASE_OVER:
-            seat = state[S_TO_ACT]
+        while SK.phase(state) != PHASE_OVER:
+            seat = SK.to_act(state)
             key = abstract_view(state, single_of_type, table, rules, scratch, options)
             if key < 0:
                 apply_abstract(state, options[0], single_of_type, table, rules)
@@ -402,7 +445,7 @@ def game_traversal(start, traverser, weight, single_of_type, table, rules, regre
                     if options[a] >= 0:
                         pick = a
             apply_abstract(state, options[pick], single_of_type, table, rules)
-        if state[S_PHASE] != PHASE_OVER:  # the traverser decides: open a frame, try its first option
+        if SK.phase(state) != PHASE_OVER:  # the traverser decides: open a frame, try its first option
             scratch_frames[depth, :] = state
             scratch_keys[depth] = key
             scratch_options[depth, :] = options
@@ -446,23 +489,23 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
     deal and dice banker (RULES.md section 3), then one traversal per seat on that deal."""
     players = rules[R_PLAYERS]
     depth_max = 4 * rules[R_HAND_SIZE] * players + 8  # more than the decisions of one hand
-    state = np.zeros(S_LEN, dtype=np.int64)
-    frames = np.zeros((depth_max, S_LEN), dtype=np.int64)
+    state = np.zeros(STATE_LEN, dtype=np.int64)
+    frames = np.zeros((depth_max, STATE_LEN), dtype=np.int64)
     keys = np.zeros(depth_max, dtype=np.int64)
     options = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.int64)
     sigma = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     values = np.zeros((depth_max, NUM_ABSTRACT), dtype=np.float64)
     nxt = np.zeros(depth_max, dtype=np.int64)
-    scratch = np.zeros(rules[R_COMBOS] + EXTRA_ACTIONS, dtype=np.int64)
+    scratch = np.zeros(legal_len(rules[R_COMBOS]), dtype=np.int64)
     hands = np.zeros(4, dtype=np.int64)
-    start = np.zeros(S_LEN, dtype=np.int64)
+    start = np.zeros(STATE_LEN, dtype=np.int64)
+    work = TraversalScratch(scratch, state, frames, keys, options, sigma, values, nxt)
     for t in range(first_iteration, first_iteration + iterations):
         weight = float(t + 1) if linear else 1.0
         K.deal(rng, rules, hands)
         banker = K.dice_banker(rng, players)
         K.new_hand(start, hands, banker, 1, table, rules)
         for traverser in range(players):
-            game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, scratch,
-                           state, frames, keys, options, sigma, values, nxt)
+            game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, work)
     return 0
 

@@ -44,17 +44,14 @@ class TabularCFR:
         S, N = tree.num_slots, tree.num_nodes
         self.regret = np.zeros(S)
         self.strategy_sum = np.zeros(S)
-        self._sigma = np.zeros(S)
-        self._reach_self, self._reach_other, self._value = np.zeros(N), np.zeros(N), np.zeros(N)
+        self._scratch = CK.CfrScratch(np.zeros(S), np.zeros(N), np.zeros(N), np.zeros(N))
 
     def iteration(self) -> None:
         t = self.iterations + 1
         weight = float(max(t - self.delay, 0)) if self.plus else 1.0
-        tr = self.tree
-        for seat in range(tr.players):
-            CK.cfr_pass(seat, weight, self.plus, tr.root_weight, tr.player, tr.infoset, tr.first_child,
-                        tr.num_children, tr.utility, tr.info_player, tr.info_offset, tr.info_size, self.regret,
-                        self.strategy_sum, self._sigma, self._reach_self, self._reach_other, self._value)
+        arrays = self.tree.arrays()
+        for seat in range(self.tree.players):
+            CK.cfr_pass(seat, weight, self.plus, arrays, self.regret, self.strategy_sum, self._scratch)
         self.iterations = t
 
     def current_policy(self) -> np.ndarray:
@@ -74,8 +71,7 @@ def policy_values(tree: GameTree, policy: np.ndarray) -> np.ndarray:
     """Expected chips per seat when every seat plays ``policy``."""
     policy = check_policy(tree, policy)
     out = np.zeros(tree.players)
-    CK.policy_values(policy, tree.root_weight, tree.player, tree.infoset, tree.first_child, tree.num_children,
-                     tree.utility, tree.info_offset, np.zeros((tree.num_nodes, tree.players)), out)
+    CK.policy_values(policy, tree.arrays(), np.zeros((tree.num_nodes, tree.players)), out)
     return out
 
 
@@ -84,10 +80,8 @@ def best_response(tree: GameTree, policy: np.ndarray, seat: int) -> tuple[float,
     seats playing ``policy``; the slot is -1 at information sets of other seats."""
     policy = check_policy(tree, policy)
     best = np.zeros(tree.num_infosets, dtype=np.int64)
-    value = CK.best_response_value(seat, policy, tree.root_weight, tree.player, tree.infoset, tree.first_child,
-                                   tree.num_children, tree.utility, tree.info_offset, tree.info_size,
-                                   tree.level_nodes, tree.level_start, np.zeros(tree.num_nodes),
-                                   np.zeros(tree.num_nodes), np.zeros(tree.num_slots), best)
+    scratch = CK.ResponseScratch(np.zeros(tree.num_nodes), np.zeros(tree.num_nodes), np.zeros(tree.num_slots))
+    value = CK.best_response_value(seat, policy, tree.arrays(), scratch, best)
     return float(value), best
 
 

@@ -33,8 +33,8 @@ from tiengow.agents.base import make_agent
 from tiengow.agents.infra import atomic_write, check_outputs, count_done, map_counted, run_dir
 from tiengow.agents.locator import FORMAT, VERSION
 from tiengow.agents.search import SearchAgent
-from tiengow_env import layout as L
 from tiengow_env.env import Session
+from tiengow_env.state import StateView
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
 
 from .config import check_ranges, read_config
@@ -106,10 +106,11 @@ def hidden_places(state: np.ndarray, observer: int, players: int) -> np.ndarray:
     """(2 (P - 1), T) int8: the tile types in the hand (rows r - 1) and among the face-down tiles
     (rows P - 1 + r - 1) of seat (observer + r) % P, r = 1 .. P - 1: the target of the fit."""
     places = np.zeros((2 * (players - 1), NUM_TYPES), dtype=np.int8)
+    view = StateView(state, players)
     for r in range(1, players):
         seat = (observer + r) % players
-        for row, start in ((r - 1, L.S_HAND), (players - 1 + r - 1, L.S_DOWN)):
-            bits = (int(state[start + seat]) >> np.arange(32)) & 1
+        for row, tiles in ((r - 1, view.hands[seat]), (players - 1 + r - 1, view.down[seat])):
+            bits = (int(tiles) >> np.arange(32)) & 1
             places[row] = bits @ ONE_HOT
     return places
 

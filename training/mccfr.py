@@ -53,10 +53,8 @@ class TreeMCCFR:
 
     def run(self, iterations: int) -> None:
         """``iterations`` more iterations (one traversal per seat each)."""
-        tr = self.tree
-        CK.es_mccfr_tree(self.iterations, iterations, self.linear, self._root_cdf, tr.player, tr.infoset,
-                         tr.first_child, tr.utility, tr.info_offset, tr.info_size, self.regret, self.strategy_sum,
-                         self._rng, self._sigma)
+        CK.es_mccfr_tree(self.iterations, iterations, self.linear, self._root_cdf, self.tree.arrays(), self.regret,
+                         self.strategy_sum, self._rng, self._sigma)
         self.iterations += iterations
 
     def average_policy(self) -> np.ndarray:

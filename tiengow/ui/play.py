@@ -172,9 +172,9 @@ def menu(game: Game, full: bool = False) -> tuple[list[Option], int]:
         label = Text("lead " if game.phase == "lead" else "beat with ")
         label.append_text(R.combo_text(c))
         options.append(Option(label, {"seat": seat, "play": [NAMES[t] for t in c.types]}))
-    if any(C <= a < C + len(NAMES) for a in legal):
-        size = int(game.state[L.S_SIZE])
-        choices = discard_choices(mask_types(game.state[L.S_HAND + seat]), size)
+    if any(L.is_discard(a, C) for a in legal):
+        view = game.view
+        choices = discard_choices(mask_types(view.hands[seat]), view.size)
         unlisted += max(0, len(choices) - DISCARD_MENU_LIMIT) if discard_limit else 0
         for types in choices[:discard_limit]:
             label = Text("discard ")
@@ -233,13 +233,13 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
         types = parse_tiles(words)
     except ValueError as err:
         return "error", f"{err}. Type ? for help."
-    hand = mask_types(game.state[L.S_HAND + seat])
+    hand = mask_types(game.view.hands[seat])
     missing = [t for t in set(types) if types.count(t) > hand.count(t)]
     if missing:
         held = "; ".join(f"you hold only {hand.count(t)} x {NAMES[t]}" if t in hand else f"you do not hold {NAMES[t]}"
                          for t in sorted(missing))
         return "error", f"{held[0].upper()}{held[1:]}. Your tiles: {R.names(hand)}."
-    size = int(game.state[L.S_SIZE])
+    size = game.view.size
     if game.phase == "follow" and len(types) != size:  # before "is not a combination": the count is what is wrong
         return "error", f"This trick needs exactly {size} tile{'s' * (size > 1)}, got {len(types)}."
     action = {"seat": seat, kind: [NAMES[t] for t in sorted(types)]}
@@ -247,7 +247,7 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
     if why is None:
         return "apply", action
     if kind == "play" and game.phase == "follow" and game.combos.find(types) >= 0:
-        mine, best = game.combos.combos[game.combos.find(types)], game.combos.combos[int(game.state[L.S_BEST])]
+        mine, best = game.combos.combos[game.combos.find(types)], game.combos.combos[game.view.current_best[1]]
         if (mine.cls, mine.strength) == (best.cls, best.strength):
             why += " (a tie never beats)"
     if kind == "play" and game.phase == "follow" and len(types) == size and probe(
@@ -360,12 +360,12 @@ class Match:
     def play_hand(self, game: Game) -> HandLog:
         o = self.options
         log = HandLog(game)
-        streak = int(game.state[L.S_STREAK])
+        streak = game.view.streak
         self.out(Rule(f"Hand {self.hand_no} of {o.hands}"))
         banker = "you are" if game.banker == self.me else f"seat {game.banker} is"
         self.out(Text(f"{banker[0].upper()}{banker[1:]} the banker" + (f" (streak {streak})" if streak > 1 else "")
                       + "."))
-        self.out(Text("Your tiles: ") + R.hand_text(mask_types(game.state[L.S_HAND + self.me]), game.combos,
+        self.out(Text("Your tiles: ") + R.hand_text(mask_types(game.view.hands[self.me]), game.combos,
                                                      width=self.console.width - 12))
         for s, agent in self.bots.items():
             agent.reset(_seed(o.seed, self.hand_no, s + 1))
@@ -386,7 +386,7 @@ class Match:
         while True:  # one turn: a discard of n tiles is n actions
             observation, mask = game.observe()
             events += log.step(agent.act(observation, mask, game=game if agent.uses_game else None))
-            if game.is_over or game.to_act != seat or not game.state[L.S_OWED]:
+            if game.is_over or game.to_act != seat or not game.view.owed:
                 return events
 
     # ------------------------------------------------------------- the person
@@ -428,7 +428,8 @@ class Match:
 
     def screen(self, game: Game, log: HandLog, options: list[Option], unlisted: int = 0) -> None:
         """The table, the person's hand and the numbered moves."""
-        st, combos = game.state, game.combos
+        view, combos = game.view, game.combos
+        best = view.current_best  # (seat, combination id) while a trick is in play
         trick = log.current
         number = len(log.tricks) + (0 if trick else 1)
         self.out(Rule(f"Hand {self.hand_no} · trick {number}", style="dim"))
@@ -441,26 +442,25 @@ class Match:
             if move is not None:
                 doing = R.move_text(move.kind, move.types, "", combos, title=False,
                                     reveal=s == self.me or game.rules.discards_face_up)
-                if move.kind in ("lead", "beat") and s == int(st[L.S_BEST_SEAT]):
+                if move.kind in ("lead", "beat") and best is not None and s == best[0]:
                     doing.append(" (best)", "bold")
             elif s == game.to_act:
                 doing = Text("to play", "bold")
-            rows.append((who, str(len(game.hand(s))), str(int(st[L.S_COLS + s])),
-                         str(len(mask_types(st[L.S_DOWN + s]))), f"{self.chips[s] + int(st[L.S_BONUS + s]):+d}", doing))
+            rows.append((who, str(len(game.hand(s))), str(int(view.columns[s])),
+                         str(len(mask_types(view.down[s]))), f"{self.chips[s] + int(view.bonus[s]):+d}", doing))
         self.out(R.grid(rows, right=(1, 2, 3, 4)))
-        if game.phase == "follow":
-            best = combos.combos[int(st[L.S_BEST])]
-            size = int(st[L.S_SIZE])
-            leader = self.name(int(st[L.S_LEADER])).capitalize()
+        if best is not None:  # the follow phase
+            size = view.size
+            leader = self.name(view.leader).capitalize()
             line = Text(f"{leader} led {size} tile{'s' * (size > 1)}. Best so far: ")
-            line.append_text(R.combo_text(best))
-            line.append(f", {self.name(int(st[L.S_BEST_SEAT]))}.")
+            line.append_text(R.combo_text(combos.combos[best[1]]))
+            line.append(f", {self.name(best[0])}.")
             self.out(line)
         elif game.phase == "lead":
             self.out("You lead: play any combination of your tiles.")
         else:
             self.out("Your tiles have exactly one red pip: you may declare One Red Dot and win the hand at once.")
-        self.out(Text("Your hand: ") + R.hand_text(mask_types(st[L.S_HAND + self.me]), combos,
+        self.out(Text("Your hand: ") + R.hand_text(mask_types(view.hands[self.me]), combos,
                                                     width=self.console.width - 11))
         self.out("Moves:")
         for n, option in enumerate(options, 1):

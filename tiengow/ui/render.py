@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 
 from rich.text import Span, Text
 
-from tiengow_env import layout as L
 from tiengow_env.combos import Combination, CombinationTable
 from tiengow_env.game import Game
 from tiengow_env.tiles import BIG_SIX, CHINESE, HEAVEN, LITTLE_THREE, NAMES, PIPS, RED_PIPS, mask_types
@@ -228,7 +227,7 @@ def _points(columns: int, rules, par: int) -> tuple[int, str]:
 
 def banker_factor(game: Game) -> tuple[int, str]:
     """Factor of payments that involve this hand's banker, and its name."""
-    streak = int(game.state[L.S_STREAK])
+    streak = game.view.streak
     if game.rules.banker_streak:
         return 1 + streak, f"banker streak x{1 + streak}"
     return 2, "banker double x2"
@@ -247,17 +246,17 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
                                                                            list[int]]:
     """The parts of ``settlement_view`` as data: the head line, the multiplier notes, the rows
     (a header, then seat, columns, points, multipliers, chips), and the settlement per seat."""
-    st, rules, players = game.state, game.rules, game.players
+    view, rules, players = game.view, game.rules, game.players
     par, banker, size = rules.par, game.banker, rules.hand_size
-    w = int(st[L.S_WINNER])
-    last_mult, shut_mult = int(st[L.S_MULT_LAST]), int(st[L.S_MULT_SHUT])
-    columns = [int(st[L.S_COLS + s]) for s in range(players)]
+    w = view.winner
+    last_mult, shut_mult = view.multipliers
+    columns = view.columns.tolist()
     factor, factor_name = banker_factor(game)
     head = Text(f"Settlement with W = {seat_name(w)}, ")
     named: list[str] = []  # the multipliers that apply to every payment
     notes: list[str] = []
     captor = -1
-    if int(st[L.S_DECLARER]) >= 0:
+    if view.declarer is not None:
         head.append(f"who declared One Red Dot and counts as winning all {size} columns")
     else:
         last = game.tricks[-1]
@@ -273,7 +272,7 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
         else:
             notes.append("no last-trick bonus (last_trick_bonus off)")
         if (rules.big_six_captures and trick_size == 1 and w != leader and winning.types == (BIG_SIX,)
-                and mask_types(st[L.S_TABLE + leader]) == [LITTLE_THREE]):
+                and mask_types(view.on_table[leader]) == [LITTLE_THREE]):
             captor = leader
     if shut_mult > 1:
         named.append("shutout x2")
@@ -288,7 +287,7 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
     if rules.banker_double == "settling_banker":
         notes.insert(0, "banker double x2 on every payment with W")
     else:
-        streak = f" (1 + streak {int(st[L.S_STREAK])})" if rules.banker_streak else ""
+        streak = f" (1 + streak {view.streak})" if rules.banker_streak else ""
         notes.insert(0, f"{factor_name}{streak} on payments with the banker ({seat_name(banker)}), x1 on the others")
     if captor >= 0:
         notes.append(f"Big Six captures Little Three: {seat_name(captor)} led 2-1 and pays every chip owed to W")

@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from tiengow_env import layout as L
 from tiengow_env.game import RecordError, load_records, parse_record
 from tiengow_env.tiles import mask_types
 
@@ -66,7 +65,7 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
     log = HandLog(game)
     rules = game.rules
     changes = ", ".join(f"{k}={json.dumps(v)}" for k, v in rules.diff().items())
-    streak = int(game.state[L.S_STREAK])
+    streak = game.view.streak
     console.print(Rule())
     console.print(Text(title, "bold"), soft_wrap=True)
     console.print(f"Rules: {rules.name}" + (f" ({changes})" if changes and rules.name != "standard" else "")
@@ -74,7 +73,7 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
                   + (f" (streak {streak})" if streak > 1 else ""))
     rows: list = [("seat", "tiles, [grouped] by combination", "red pips")]
     for s in range(game.players):
-        dealt = mask_types(game.state[L.S_DEALT + s])
+        dealt = mask_types(game.view.dealt[s])
         rows.append((seat_cell(game, s), R.hand_text(dealt, game.combos, titles=False), str(R.red_pip_count(dealt))))
     console.print(Text("Dealt hands", "bold"))
     console.print(R.grid(rows, right=(2,), indent=2), soft_wrap=True)

@@ -63,9 +63,9 @@ class HandLog:
         self.game = game
         self.declarations: list[Move] = []
         self.tricks: list[Trick] = []
-        self.auto_declared = game.is_over and int(game.state[L.S_DECLARER]) >= 0
+        self.auto_declared = game.is_over and game.view.declarer is not None
         if self.auto_declared:
-            self.declarations.append(Move(int(game.state[L.S_DECLARER]), "declare"))
+            self.declarations.append(Move(game.view.declarer, "declare"))
 
     @property
     def current(self) -> Trick | None:
@@ -84,13 +84,13 @@ class HandLog:
     def step(self, action: int) -> list[tuple[str, object]]:
         """Apply an action id (ValueError if illegal)."""
         C = self.game.combos.num_combos
-        kind = {C + L.DECLARE_OFFSET: "declare", C + L.DECLINE_OFFSET: "decline"}.get(int(action))
+        kind = {L.declare_action(C): "declare", L.decline_action(C): "decline"}.get(int(action))
         return self._apply(lambda: self.game.step(action), kind)
 
     def _apply(self, apply: Callable[[], None], declaration: str | None) -> list[tuple[str, object]]:
-        game, players = self.game, self.game.players
+        game = self.game
         actor, phase = game.to_act, game.phase
-        hands = [mask_types(game.state[L.S_HAND + s]) for s in range(players)]  # if a trick begins now
+        hands = [mask_types(hand) for hand in game.view.hands]  # if a trick begins now
         apply()
         events: list[tuple[str, object]] = []
         if phase == "declare" and declaration:
@@ -126,7 +126,7 @@ class HandLog:
         record = {"rules": rules_spec(game.rules), "banker": game.banker,
                   "hands": [game.dealt(s) for s in range(game.players)],
                   "actions": [a for a in actions if a is not None]}
-        streak = int(game.state[L.S_STREAK])
+        streak = game.view.streak
         if streak > 1:
             record["streak"] = streak
         return record

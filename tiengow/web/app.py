@@ -21,6 +21,7 @@ rebinding).
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -46,7 +47,6 @@ from tiengow_env.rules import PRESETS
 from . import views as V
 from .match import Refused, WebMatch, parse_config
 from .records import RecordsFolder, league_view
-from .server import is_loopback
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "tiengow_session"
@@ -60,6 +60,18 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
     "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'",
 }
+
+
+def is_loopback(name: str) -> bool:
+    """Whether a host name or address names this machine's loopback only: ``localhost``,
+    127.0.0.0/8 or ::1 (or an IPv4 loopback mapped into IPv6)."""
+    if name.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
 
 
 @dataclass

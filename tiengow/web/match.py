@@ -26,7 +26,6 @@ from tiengow.agents.infra import atomic_write
 from tiengow.agents.spec import option_rows, parse_spec
 from tiengow.ui.play import interpret, menu
 from tiengow.ui.tracker import HandLog
-from tiengow_env import layout as L
 from tiengow_env.checks import short_repr
 from tiengow_env.game import Game
 from tiengow_env.rules import PRESETS, RuleSet
@@ -217,7 +216,7 @@ class WebMatch:
             seat = game.to_act
             while True:  # one turn: a discard of n tiles is n decisions
                 self.decide(seat, explain=False)
-                if game.is_over or game.to_act != seat or not game.state[L.S_OWED]:
+                if game.is_over or game.to_act != seat or not game.view.owed:
                     break
 
     def decide(self, seat: int, explain: bool) -> None:
@@ -365,20 +364,20 @@ class WebMatch:
     # ------------------------------------------------------------- the page
     def view(self) -> dict:
         """Everything the page draws, as JSON data. A pure function of the match's state."""
-        game, st, log = self.game, self.game.state, self.log
+        game, view, log = self.game, self.game.view, self.log
         config = self.config
         trick = log.current
-        best_seat = int(st[L.S_BEST_SEAT]) if trick is not None and game.phase == "follow" else None
+        best_seat = view.current_best[0] if trick is not None and game.phase == "follow" else None
         shown = trick or (log.tricks[-1] if log.tricks else None)
         seats = []
         for s in range(self.players):
-            hand = mask_types(st[L.S_HAND + s])
+            hand = mask_types(view.hands[s])
             visible = self.me is None or s == self.me
             seats.append({"seat": s, "name": self.name(s), "agent": config.bots.get(s), "you": s == self.me,
                           "banker": s == game.banker, "to_act": s == game.to_act, **V.seat_counts(game, s),
-                          "chips": self.chips[s] + (0 if game.is_over else int(st[L.S_BONUS + s])),
+                          "chips": self.chips[s] + (0 if game.is_over else int(view.bonus[s])),
                           "hand": V.groups_view(hand, game) if visible else None,
-                          "down": mask_names(st[L.S_DOWN + s]) if self.reveal(s) else None})
+                          "down": mask_names(view.down[s]) if self.reveal(s) else None})
         your_turn = self.me is not None and game.to_act == self.me
         moves, unlisted = [], 0
         if your_turn:
@@ -387,11 +386,11 @@ class WebMatch:
         return {
             "mode": config.mode, "version": self.version, "rules": self.rules.name, "seed": config.seed,
             "hand": self.hand_no, "hands": config.hands, "me": self.me, "players": self.players,
-            "banker": game.banker, "streak": int(st[L.S_STREAK]), "phase": game.phase, "to_act": game.to_act,
+            "banker": game.banker, "streak": view.streak, "phase": game.phase, "to_act": game.to_act,
             "trick_number": len(log.tricks) + (0 if trick or game.is_over else 1),
             "trick": V.trick_view(shown, game, self.name, self.reveal, best_seat) if shown else None,
             "seats": seats, "your_turn": your_turn, "moves": moves, "unlisted": unlisted,
-            "size": int(st[L.S_SIZE]) if game.phase == "follow" else None,
+            "size": view.size if game.phase == "follow" else None,
             "lines": self.story(), "explain": self.explained, "settlement": self.settlement,
             "match_over": self.match_over, "finished": list(self.finished),
             "folder": self.folder.name,

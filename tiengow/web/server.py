@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import os
 import socket
 import threading
@@ -34,18 +33,6 @@ def check_records(text: str | None) -> Path | None:
     except OSError as err:  # a name the file system refuses: too long, a loop of links
         raise ValueError(f"--records {text[:80]}: {err.strerror or err}; give a folder for the hand records") from None
     return path
-
-
-def is_loopback(name: str) -> bool:
-    """Whether a host name or address names this machine's loopback only: ``localhost``,
-    127.0.0.0/8 or ::1 (or an IPv4 loopback mapped into IPv6)."""
-    if name.lower().rstrip(".") == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return (getattr(address, "ipv4_mapped", None) or address).is_loopback
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -76,7 +63,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, records: str | None = None,
     """Run the server until interrupted; ValueError (one line) for bad arguments."""
     import uvicorn
 
-    from .app import create_app
+    from .app import create_app, is_loopback  # starlette only when serving; the app imports nothing of this
     folder = check_records(records)
     sock = bind(host, port)
     try:
@@ -104,7 +91,7 @@ def running(records: Path, host: str = "127.0.0.1", port: int = 0, timeout: floa
     its base URL, ``http://127.0.0.1:PORT``; port 0 picks a free port."""
     import uvicorn
 
-    from .app import create_app
+    from .app import create_app, is_loopback  # starlette only when serving; the app imports nothing of this
     sock = bind(host, port)
     server = uvicorn.Server(uvicorn.Config(create_app(Path(records), loopback_only=is_loopback(sock.getsockname()[0])),
                                            log_level="warning", access_log=False, lifespan="off"))

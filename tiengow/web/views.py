@@ -64,9 +64,9 @@ def action_label(game: Game, action: int) -> str:
     if action < C:
         verb = "lead " if game.phase == "lead" else "beat with "
         return verb + R.combo_text(game.combos.combos[action]).plain
-    if action < C + NUM_TYPES:
+    if L.is_discard(action, C):
         return f"discard {NAMES[action - C]} face down"
-    return "declare One Red Dot" if action == C + L.DECLARE_OFFSET else "decline One Red Dot"
+    return "declare One Red Dot" if action == L.declare_action(C) else "decline One Red Dot"
 
 
 def explanation_view(explained: dict | None, chosen: int, game: Game) -> dict | None:
@@ -98,6 +98,6 @@ def settlement_view(game: Game, seat_name: Callable[[int], str], chips_before: S
 
 def seat_counts(game: Game, seat: int) -> dict:
     """Public counts of a seat: tiles in hand, columns won, tiles face down."""
-    st = game.state
-    return {"tiles_left": len(mask_types(st[L.S_HAND + seat])), "columns": int(st[L.S_COLS + seat]),
-            "face_down": len(mask_types(st[L.S_DOWN + seat]))}
+    view = game.view
+    return {"tiles_left": len(mask_types(view.hands[seat])), "columns": int(view.columns[seat]),
+            "face_down": len(mask_types(view.down[seat]))}
