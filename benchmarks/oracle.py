@@ -31,8 +31,9 @@ import numpy as np
 from tiengow.agents.arena import deal_seed, mean_and_half_width
 from tiengow.agents.base import make_agent
 from tiengow.agents.champion import DEFAULT_EPSILON, ChampionAgent
-from tiengow.agents.infra import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people, worker_pool
+from tiengow.agents.infra import worker_pool
 from tiengow.agents.ppo import make_ppo_agent
+from tiengow.options import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.search import pimc_details

@@ -16,16 +16,18 @@ from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.agents.ppo import register_ppo  # noqa: E402
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
+    SELF,
+    Collector,
     PpoConfig,
-    export_policy,
-    load_checkpoint,
+    Seating,
+    draw_seating,
     make_network,
     network_from_checkpoint,
     parse_overrides,
-    train,
 )
+from tiengow.training.ppo_checkpoints import export_policy, load_checkpoint  # noqa: E402
 from tiengow.training.ppo_eval import time_to_strength  # noqa: E402
-from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
+from tiengow.training.ppo_runner import train  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
 
 register_ppo()
@@ -212,6 +214,34 @@ def test_short_micro_run_beats_random(tmp_path):
     result = evaluate(f"ppo:{tmp_path / 'micro.pt'}", "random", 400, seed=7, rules="micro")
     assert result.chips_per_hand > 3.0, result
     assert result.ci95[0] > 2.0, result
+
+
+# Recorded before ppo.py and ppo_runner.py were split (commit 683ae8a): the losses of each update and
+# the sum of each parameter after three updates of this seeded run. The split moved code, not numbers.
+RECORDED_LOSSES = [(-0.00017113656496992036, 0.4479748010635376, 0.5636440217494965),
+                   (-2.8372276574373245e-05, 1.501913148444146, 0.6210129112005234),
+                   (-1.900494135043118e-05, 1.7227328419685364, 0.5215002298355103)]
+RECORDED_SUMS = {"trunk.0.weight": 1.2037729418625531, "trunk.0.bias": -0.0028022873011650518,
+                 "policy.weight": -0.013726365627917403, "policy.bias": -0.0012012826628051698,
+                 "value.weight": -0.4792726580053568, "value.bias": 0.0014111143536865711}
+
+
+@pytest.mark.parametrize("loop", ["ppo.train", "ppo_runner.train"])
+def test_a_seeded_run_gives_the_recorded_numbers(loop, tmp_path):
+    """The plain loop of ppo.py and the runner (overlap off, one process) give the same losses and
+    weights as the trainer did before they were split, update by update."""
+    from tiengow.training import ppo
+    config = tiny_config(tmp_path, num_envs=16, total_steps=16 * 8 * 3, hidden=16, minibatch_size=64,
+                         checkpoint_interval=100, seed=11, overlap=False)
+    points = []
+    if loop == "ppo.train":
+        model = ppo.train(config, progress=lambda steps, point: points.append(point)).state_dict()
+    else:
+        train(config, notice=lambda text: None, progress=lambda steps, point: points.append(point))
+        model = load_checkpoint(config.out)["model"]
+    assert [(p["policy"], p["value"], p["entropy"]) for p in points] == pytest.approx(RECORDED_LOSSES, rel=1e-5)
+    assert {k: float(v.double().sum()) for k, v in model.items() if k != "input_scale"} == \
+        pytest.approx(RECORDED_SUMS, rel=1e-5, abs=1e-7)
 
 
 # ============================================================================ checkpoints

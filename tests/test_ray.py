@@ -66,7 +66,8 @@ def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, t
 def test_ray_training_resumes_exactly(local_ray, tmp_path):
     """Two workers' env and random states go into the checkpoint: 4 updates, then 2 more after a
     resume, equal 6 in one go (so a Ray run is also reproducible from its seed)."""
-    from tiengow.training.ppo import load_checkpoint, train
+    from tiengow.training.ppo_checkpoints import load_checkpoint
+    from tiengow.training.ppo_runner import train
     straight = ppo_config(tmp_path / "a", log_dir=None)
     train(straight, notice=lambda text: None, ray_address="local", rollout_workers=2)
     split = ppo_config(tmp_path / "b", log_dir=None)
@@ -79,7 +80,8 @@ def test_ray_training_resumes_exactly(local_ray, tmp_path):
 
 
 def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tmp_path):
-    from tiengow.training.ppo import load_checkpoint, train
+    from tiengow.training.ppo_checkpoints import load_checkpoint
+    from tiengow.training.ppo_runner import train
     config = ppo_config(tmp_path, total_steps=32 * 8 * 8, log_dir=None)
     killed, messages = [], []
 
@@ -98,7 +100,7 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
 
 def test_ray_options_are_checked(local_ray, tmp_path, capsys):
     from tiengow.cli import main
-    from tiengow.training.ppo import train
+    from tiengow.training.ppo_runner import train
     assert main(["train", "ppo", "--rollout-workers", "2"]) == 2
     assert "--rollout-workers needs --ray" in capsys.readouterr().err
     with pytest.raises(ValueError, match="3 rollout workers need 3 CPUs .* the Ray cluster has 2"):

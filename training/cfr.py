@@ -31,10 +31,10 @@ import numpy as np
 
 from tiengow.agents.base import make_agent
 from tiengow.agents.cfr import ACTS, FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
-from tiengow.agents.infra import ScalarLog
 from tiengow_env.rules import RuleSet
 
 from .config import build, check_agent_specs, read_settings
+from .runs import ScalarLog
 
 ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import check_outputs, count_done, map_counted, run_dir
+from tiengow.agents.infra import count_done, map_counted
 from tiengow.agents.pimc import SearchAgent
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow_env.game import Game
@@ -38,6 +38,7 @@ from tiengow_env.game import Game
 from .config import check_ranges, read_config
 from .ppo import network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
+from .runs import check_outputs, run_dir
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
 # hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)

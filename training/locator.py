@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import atomic_write, check_outputs, count_done, map_counted, run_dir
+from tiengow.agents.infra import atomic_write, count_done, map_counted
 from tiengow.agents.locator import FORMAT, VERSION
 from tiengow.agents.pimc import SearchAgent
 from tiengow_env import layout as L
@@ -38,6 +38,7 @@ from tiengow_env.env import Session
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
 
 from .config import check_ranges, read_config
+from .runs import check_outputs, run_dir
 
 RULES = "standard"
 # hands: the information states are held in memory, about 112 a hand at 8 KB each (20,000 hands: 18 GB)
