@@ -3,7 +3,7 @@
 * ``atomic_write(path, write)``: a file appears whole or not at all (a temporary file beside
   it, then ``os.replace``), for checkpoints, policies, results and records;
 * ``json_text(data)``: standard JSON (no Infinity or NaN);
-* ``worker_pool`` and ``map_counted``: spawned worker processes that fail fast when one dies;
+* ``worker_pool``: spawned worker processes that fail fast when one dies;
 * ``connect_ray(address)``: the ``ray`` module, connected, failing fast with a message;
 * ``install_hint(extra)``: the pip command that adds an optional extra to *this* install.
 
@@ -46,45 +46,21 @@ def worker_pool(workers: int, what: str, initializer: Callable | None = None,
                 initargs: tuple = ()) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
     """``workers`` spawned processes. A worker that dies (killed, out of memory) ends the work
     at once with an OSError naming ``what`` (such as "the evaluation"), where a
-    ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task."""
+    ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task. An
+    exception in the caller (a second Ctrl-C) kills the workers rather than waiting for their tasks."""
     try:
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                                                     initializer=initializer, initargs=initargs) as pool:
-            yield pool
+            try:
+                yield pool
+            except BaseException:
+                for process in list(pool._processes.values()):  # no public way before Python 3.14
+                    process.kill()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     except concurrent.futures.process.BrokenProcessPool:
         raise OSError(f"a worker process of {what} died (killed, or out of memory): no result; "
                       f"run it again") from None
-
-
-_COUNTER = None  # in a worker of ``map_counted``: the units of work all its workers have done (shared)
-
-
-def _count_into(counter) -> None:
-    global _COUNTER
-    _COUNTER = counter
-
-
-def count_done(units: int = 1) -> None:
-    """In a worker of ``map_counted``: add ``units`` to the work done (such as one hand played)."""
-    with _COUNTER.get_lock():
-        _COUNTER.value += units
-
-
-def map_counted(function: Callable, tasks: list, workers: int, what: str,
-                progress: Callable[[int], None] | None = None) -> list:
-    """``[function(task) for task in tasks]`` in ``workers`` spawned processes (``worker_pool``),
-    in task order; ``function`` calls ``count_done`` as it goes, and ``progress`` gets the total
-    done by all workers every 5 seconds and at the end."""
-    counter = mp.get_context("spawn").Value("q", 0)
-    with worker_pool(workers, what, initializer=_count_into, initargs=(counter,)) as pool:
-        futures = [pool.submit(function, task) for task in tasks]
-        while concurrent.futures.wait(futures, timeout=5.0).not_done:
-            if progress:
-                progress(counter.value)
-        results = [future.result() for future in futures]
-    if progress:
-        progress(counter.value)
-    return results
 
 
 def connect_ray(address: str):

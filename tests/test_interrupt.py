@@ -3,6 +3,7 @@ trainer after the unit of work under way, with a checkpoint and the command that
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -74,3 +75,65 @@ def test_the_first_signal_asks_to_stop_and_the_second_stops_at_once(signal_numbe
             os.kill(os.getpid(), signal_number)
             time.sleep(0.1)
     assert signal.getsignal(signal_number) is before  # the handlers are put back
+
+
+# distill and locator: a small run of three chunks a worker (chunks.CHUNK_HANDS = 25 hands), so that
+# the signal, sent at the first progress line, comes before the last chunk.
+HANDS_RUNS = {
+    "distill": ["teacher=pimc:4", "hands=70", "workers=1", "seed=9", "epochs=2", "batch=64"],
+    "locator": ["teacher=pimc:4", "hands=70", "workers=1", "seed=9", "hidden=16", "layers=1", "epochs=2",
+                "batch=256", "check_every=2"],
+}
+
+
+@pytest.mark.parametrize("trainer, signal_number", [("locator", signal.SIGINT), ("distill", signal.SIGTERM)])
+def test_distill_and_locator_stop_between_chunks_and_resume_exactly(trainer, signal_number, tmp_path):
+    out = str(tmp_path / f"{trainer}.pt")
+    run = tiengow("train", trainer, *sets(*HANDS_RUNS[trainer]), "--out", out)
+    deadline = time.monotonic() + 240
+    for line in run.stderr:  # the first progress line: within 5 seconds of the first hands
+        if line.startswith(f"{trainer}: ") or time.monotonic() > deadline:
+            break
+    run.send_signal(signal_number)
+    _, err = run.communicate(timeout=240)
+    assert run.returncode == 128 + signal_number, err
+    partial = out + ".partial"
+    name = signal.Signals(signal_number).name
+    assert re.search(rf"tiengow: stopped by {name} after (25|50) of 70 hands; checkpoint {re.escape(partial)}; "
+                     rf"resume with: tiengow train {trainer} --resume {re.escape(partial)}\n", err), err
+    assert sorted(os.listdir(tmp_path)) == [f"{trainer}.pt.partial"] and "Traceback" not in err
+    # a setting the hands played depend on cannot change; the fit's can
+    changed = tiengow("train", trainer, "--resume", partial, "--set", "seed=10")
+    _, err = changed.communicate(timeout=240)
+    assert changed.returncode == 2 and "seed cannot change on resume" in err
+    resumed = tiengow("train", trainer, "--resume", partial)
+    _, err = resumed.communicate(timeout=240)
+    assert resumed.returncode == 0, err
+    assert sorted(os.listdir(tmp_path)) == [f"{trainer}.pt"]  # the partial file is used up
+    straight = str(tmp_path / "straight.pt")
+    whole = tiengow("train", trainer, *sets(*HANDS_RUNS[trainer]), "--out", straight)
+    _, err = whole.communicate(timeout=240)
+    assert whole.returncode == 0, err
+    a, b = torch.load(out, weights_only=True), torch.load(straight, weights_only=True)
+    assert a["model"].keys() == b["model"].keys()
+    for key in b["model"]:
+        np.testing.assert_array_equal(a["model"][key].numpy(), b["model"][key].numpy())
+
+
+def test_a_partial_file_keeps_the_work_done_and_refuses_other_trainers(tmp_path):
+    from tiengow.training.chunks import WorkerData, load_partial, save_partial
+    rng = np.random.default_rng(3)
+    rng.integers(10, size=5)
+    done = [WorkerData(2, rng.bit_generator.state, [{"x": np.arange(3.0)}, {"x": np.arange(2.0)}]), WorkerData()]
+    path = str(tmp_path / "run.pt.partial")
+    save_partial(path, "train distill", {"hands": 9}, done)
+    config, loaded = load_partial(path, "train distill")
+    assert config == {"hands": 9} and [worker.hands for worker in loaded] == [2, 0]
+    np.testing.assert_array_equal(loaded[0].arrays()["x"], [0.0, 1.0, 2.0, 0.0, 1.0])
+    again = np.random.default_rng(0)
+    again.bit_generator.state = loaded[0].carry
+    assert again.integers(2**63) == rng.integers(2**63) and loaded[1].parts == []
+    with pytest.raises(ValueError, match="a partial run of tiengow train distill, not of tiengow train locator"):
+        load_partial(path, "train locator")
+    with pytest.raises(ValueError, match="no such file"):
+        load_partial(str(tmp_path / "missing"), "train locator")

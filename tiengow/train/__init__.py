@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 PLAIN_INTERVAL = 30.0  # seconds between progress lines in a log file
 
@@ -44,6 +45,24 @@ def add_config_options(parser: argparse.ArgumentParser, config_class: str, shipp
 def config_overrides(args: argparse.Namespace) -> list[str]:
     """The ``--set`` items, then ``--out`` as ``out=PATH`` (the path as it is, not read as YAML)."""
     return list(args.set) + ([f"out={json.dumps(args.out)}"] if args.out else [])
+
+
+def add_partial_resume(parser: argparse.ArgumentParser) -> None:
+    """``--resume PARTIAL`` of the trainers that keep a stopped run's hands (distill, locator)."""
+    parser.add_argument("--resume", metavar="PARTIAL",
+                        help="go on with a run stopped by Ctrl-C or SIGTERM, from the OUT.partial file it wrote, with "
+                             "the settings it stores (--set may change those of the fit)")
+
+
+def read_partial_config(config_class: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """(config, the stopped run's work or None) from ``--config``/``--set``/``--out``, or from
+    ``--resume PARTIAL`` (``config_class.for_resume``) with ``--set`` on top."""
+    if args.resume is None:
+        return config_class.from_file(args.config, config_overrides(args)), None
+    if args.config is not None:
+        raise ValueError("--resume takes the run's settings from the partial file; drop --config (--set may change "
+                         "the fit's settings)")
+    return config_class.for_resume(args.resume, config_overrides(args))
 
 
 class PlainProgress:

@@ -2,6 +2,7 @@
 
     tiengow train distill --config distill [--set teacher=champion:1500 --set hands=11500 ...]
                           [--out PATH] [--json]
+    tiengow train distill --resume runs/train-distill/<timestamp>/distilled.pt.partial
 
 The checkpoint goes to ``runs/train-distill/<timestamp>/distilled.pt`` unless ``--out`` (or
 ``--set out=PATH``) says otherwise; the last lines say where it went and how to play it.
@@ -13,7 +14,7 @@ import math
 
 from tiengow.agents.infra import json_text
 
-from . import PlainProgress, add_config_options, config_overrides
+from . import PlainProgress, add_config_options, add_partial_resume, read_partial_config
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
@@ -22,13 +23,14 @@ def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
                                                     "network (configs/distill.yaml)")
     add_config_options(p, "training.distill.DistillConfig", "distill", "--set hands=200 --set teacher=search",
                        "runs/train-distill/<timestamp>/distilled.pt")
+    add_partial_resume(p)
     p.set_defaults(handler=cmd_train_distill)
 
 
 def cmd_train_distill(args: argparse.Namespace) -> int:
     """Label and fit with plain progress lines on stderr; print where the checkpoint went."""
     from tiengow.training.distill import DistillConfig, distill
-    config = DistillConfig.from_file(args.config, config_overrides(args))
+    config, resume = read_partial_config(DistillConfig, args)
     show = PlainProgress("distill")
 
     def progress(stage: str, count: int, agreement: float) -> None:
@@ -40,7 +42,7 @@ def cmd_train_distill(args: argparse.Namespace) -> int:
             show(f"epoch {count}/{config.epochs}, agreement with the teacher on held-out decisions {agreement:.1%}",
                  last=True)
 
-    summary = distill(config, progress=progress)
+    summary = distill(config, progress=progress, resume=resume)
     if args.json:
         print(json_text(summary))
         return 0

@@ -2,6 +2,7 @@
 
     tiengow train locator --config locator [--set hands=2400 --set teacher=search ...]
                           [--out PATH] [--json]
+    tiengow train locator --resume runs/train-locator/<timestamp>/locator.pt.partial
 
 The checkpoint goes to ``runs/train-locator/<timestamp>/locator.pt`` unless ``--out`` (or
 ``--set out=PATH``) says otherwise; the last lines say where it went and how to play with it.
@@ -12,7 +13,7 @@ import argparse
 
 from tiengow.agents.infra import json_text
 
-from . import PlainProgress, add_config_options, config_overrides
+from . import PlainProgress, add_config_options, add_partial_resume, read_partial_config
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
@@ -21,13 +22,14 @@ def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
                                                     "of search (configs/locator.yaml)")
     add_config_options(p, "training.locator.LocatorConfig", "locator", "--set hands=200 --set epochs=1",
                        "runs/train-locator/<timestamp>/locator.pt")
+    add_partial_resume(p)
     p.set_defaults(handler=cmd_train_locator)
 
 
 def cmd_train_locator(args: argparse.Namespace) -> int:
     """Play and fit with plain progress lines on stderr; print where the checkpoint went."""
     from tiengow.training.locator import LocatorConfig, train_locator
-    config = LocatorConfig.from_file(args.config, config_overrides(args))
+    config, resume = read_partial_config(LocatorConfig, args)
     show = PlainProgress("locator")
 
     def progress(stage: str, count: int, gain: float) -> None:
@@ -36,7 +38,7 @@ def cmd_train_locator(args: argparse.Namespace) -> int:
         else:
             show(f"step {count:,}, held-out gain over the uniform deal {gain:+.4f} nats a hidden tile", last=True)
 
-    summary = train_locator(config, progress=progress)
+    summary = train_locator(config, progress=progress, resume=resume)
     if args.json:
         print(json_text(summary))
         return 0
