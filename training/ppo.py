@@ -2,10 +2,11 @@
 
 Reading order: config, network, rollout (``Collector.collect``: the four-seat credit
 assignment), GAE and the update, and a short single-process loop (``train``). What a long run
-needs besides goes beside it: ``ppo_runner.py`` (collection overlapped with the update, Ray
-rollout workers, checkpoints and ``--resume``, background evaluation, logging, interruption),
-``ppo_checkpoints.py`` (the checkpoint files, in the format of ``tiengow.agents.ppo``) and
-``ppo_eval.py`` (the background duplicate evaluation and the curve plot).
+needs besides goes beside it: ``ppo_settings.py`` (the config's checks), ``ppo_runner.py``
+(collection overlapped with the update, Ray rollout workers, checkpoints, ``--resume`` and warm
+starts, background evaluation, logging, interruption), ``ppo_checkpoints.py`` (the checkpoint
+files, in the format of ``tiengow.agents.ppo``) and ``ppo_eval.py`` (the background duplicate
+evaluation and the curve plot).
 
 * **Policy.** One MLP with shared parameters for all four seats (each seat sees its own
   observation, seats relative to itself), a masked categorical policy head (illegal logits are
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,25 +52,11 @@ from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
 
 from . import _ppo_kernels as PK
-from .config import build, check_agent_specs, check_ranges, parse_overrides, read_config
-from .ppo_checkpoints import STRUCTURAL, load_checkpoint
-from .runs import run_dir
+from .config import build, read_config
+from .ppo_settings import check_settings, config_for_resume, with_outputs
+
 
 # ============================================================================ config
-# What each setting may be (``PpoConfig.validate``): whole numbers (name, low, high), and other
-# numbers (name, low, high, whether null is allowed); a number in POSITIVE must be above its low.
-INTEGERS = (("hands", 1, 10**6), ("seed", 0, 2**63 - 1), ("total_steps", 1, 10**15), ("num_envs", 1, 2**20),
-            ("rollout_steps", 1, 2**20), ("hidden", 1, 2**16), ("layers", 1, 64), ("update_epochs", 1, 10**4),
-            ("minibatch_size", 1, 2**30), ("pool_size", 0, 10**4), ("pool_interval", 1, 10**9),
-            ("eval_interval", 0, 10**9), ("eval_deals", 1, 10**7), ("eval_seed", 0, 2**63 - 1),
-            ("exploit_interval", 0, 10**9), ("checkpoint_interval", 1, 10**9), ("threads", 1, 256))
-NUMBERS = (("max_seconds", 0, math.inf, True), ("lr", 0, math.inf, False), ("gamma", 0, 1, False),
-           ("gae_lambda", 0, 1, False), ("clip_coef", 0, math.inf, False), ("ent_coef", 0, math.inf, False),
-           ("vf_coef", 0, math.inf, False), ("max_grad_norm", 0, math.inf, False), ("target_kl", 0, math.inf, True),
-           ("reward_scale", 0, math.inf, False), ("opponent_mix", 0, 1, False), ("exploit_minutes", 0, math.inf, False))
-POSITIVE = {"max_seconds", "lr", "clip_coef", "max_grad_norm", "target_kl", "reward_scale", "exploit_minutes"}
-
-
 @dataclass
 class PpoConfig:
     """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field."""
@@ -163,25 +149,8 @@ class PpoConfig:
     @classmethod
     def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
         """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
-        ``name=value`` overrides on top. ValueError naming the field when an override changes a
-        setting the checkpoint's arrays depend on."""
-        saved = dict(load_checkpoint(checkpoint)["config"])
-        changes = parse_overrides(overrides or [])
-        for name in STRUCTURAL:
-            if name in changes and changes[name] != saved.get(name):
-                raise ValueError(f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
-                                 f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
-                                 f"run keeps it (start a new run to change it)")
-        # The run goes on where the checkpoint is now (it may have been copied or moved): its own
-        # path, and beside it the log, if the log was beside the checkpoint it was written to.
-        if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):
-            saved["log_dir"] = os.path.dirname(checkpoint) or "."
-        saved["out"] = checkpoint
-        saved.update(changes)
-        try:
-            return cls.from_dict(saved)
-        except ValueError as err:
-            raise ValueError(f"config of {checkpoint}: {err}") from None
+        ``name=value`` overrides on top (``ppo_settings.config_for_resume``)."""
+        return config_for_resume(cls, checkpoint, overrides)
 
     @classmethod
     def from_dict(cls, data: dict) -> PpoConfig:
@@ -199,40 +168,12 @@ class PpoConfig:
         return max(1, self.total_steps // self.batch_steps)
 
     def with_outputs(self) -> PpoConfig:
-        """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
-        ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
-        out = self.out if self.out is not None else os.path.join(run_dir("train ppo"), "ppo.pt")
-        log_dir = os.path.dirname(out) or "." if self.log_dir is None else self.log_dir
-        return dataclasses.replace(self, out=out, log_dir=log_dir)
+        """This config with its output paths made concrete (``ppo_settings.with_outputs``)."""
+        return with_outputs(self)
 
     def validate(self) -> None:
-        """Raise ValueError on the first setting out of range."""
-        RuleSet.from_spec(self.rules)
-        check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
-        for name in ("anneal_lr", "overlap"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if not isinstance(self.pool_weights, dict) or not all(isinstance(k, str) for k in self.pool_weights) \
-                or any(isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf
-                       for w in self.pool_weights.values()):
-            raise ValueError(f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
-                             f"weights >= 0, got {self.pool_weights!r}")
-        for spec in self.pool_weights:
-            if spec != "past":
-                try:
-                    make_agent(spec, self.rules)
-                except ValueError as err:
-                    raise ValueError(f"pool_weights: {err}") from None
-        if self.opponent_mix > 0 and not sum(w for k, w in self.pool_weights.items() if k != "past") > 0:
-            raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
-                             "> 0 (the pool has no past snapshot before the first pool_interval updates)")
-        check_agent_specs("eval_opponents", self.eval_opponents, self.rules)
-        if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)
-                                     or self.out.endswith(("/", os.sep))):
-            raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {self.out!r}")
-        if self.log_dir is True or self.log_dir == "" or not isinstance(self.log_dir, (str, bool, type(None))):
-            raise ValueError(f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), "
-                             f"got {self.log_dir!r}")
+        """Raise ValueError on the first setting out of range (``ppo_settings.check_settings``)."""
+        check_settings(self)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -360,23 +301,6 @@ class Buffer:
         return cls(np.zeros((capacity, observation_size), np.float32), np.zeros((capacity, num_actions), bool),
                    np.zeros(capacity, np.int64), np.zeros(capacity, np.float32), np.zeros(capacity, np.float32),
                    np.zeros(capacity, np.float64), np.full(capacity, -1, np.int64), np.zeros(capacity, bool))
-
-    def filled(self) -> Buffer:
-        """The decisions taken so far, as views (what a Ray worker sends back)."""
-        return Buffer(*(getattr(self, name)[:self.count] for name in BUFFER_ARRAYS), count=self.count)
-
-    @classmethod
-    def concatenate(cls, parts: list[Buffer]) -> Buffer:
-        """The rollouts of several workers as one buffer; ``next_decision`` indices are shifted by
-        the start of their part (chains never cross workers: each has envs of its own)."""
-        arrays = {name: np.concatenate([getattr(part, name)[:part.count] for part in parts])
-                  for name in BUFFER_ARRAYS}
-        start = 0
-        for part in parts:
-            chain = arrays["next_decision"][start:start + part.count]
-            chain[chain >= 0] += start
-            start += part.count
-        return cls(**arrays, count=start)
 
 
 BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward", "next_decision", "done")
@@ -573,20 +497,6 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
     return out
 
 
-def warm_weights(config: PpoConfig, path: str) -> dict:
-    """The weights of the checkpoint ``path`` for a new run of ``config`` to start from;
-    ValueError when it is no PPO checkpoint or its network does not fit the config's."""
-    weights = network_from_checkpoint(load_checkpoint(path), path).state_dict()
-    try:
-        with torch.random.fork_rng(devices=[]):  # a trial network: the run's random numbers stay as they were
-            make_network(config).load_state_dict(weights)
-    except RuntimeError as err:  # "Error(s) in loading state_dict ...:" then the mismatches, one a line
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        raise ValueError(f"warm start {path}: its network does not fit this run's rules, hidden and layers "
-                         f"({lines[min(1, len(lines) - 1)][:200]})") from None
-    return weights
-
-
 # ============================================================================ training loop
 def setup(config: PpoConfig) -> tuple[PolicyNet, torch.optim.Optimizer, torch.Generator]:
     """The run's network, optimiser and minibatch-order generator, seeded from ``config.seed``."""
@@ -642,5 +552,5 @@ def train(config: PpoConfig, progress: Callable[[int, dict], None] | None = None
 
 
 __all__ = ["PpoConfig", "PolicyNet", "Buffer", "Collector", "Seating", "SELF", "train", "learn", "setup",
-           "make_network", "make_collector", "network_from_checkpoint", "parse_overrides", "draw_seating",
-           "pool_members", "kind_name", "ppo_update", "warm_weights"]
+           "make_network", "make_collector", "network_from_checkpoint", "draw_seating",
+           "pool_members", "kind_name", "ppo_update"]

@@ -41,7 +41,18 @@ from tiengow.agents.infra import connect_ray
 from tiengow_env.vector import VectorEnv
 
 from .interrupt import Interrupted, stop_on_signal
-from .ppo import Buffer, PpoConfig, add_snapshot, learn, make_collector, make_network, pool_members, setup, warm_weights
+from .ppo import (
+    BUFFER_ARRAYS,
+    Buffer,
+    PpoConfig,
+    add_snapshot,
+    learn,
+    make_collector,
+    make_network,
+    network_from_checkpoint,
+    pool_members,
+    setup,
+)
 from .ppo_checkpoints import arrays_state, load_arrays, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval
 from .runs import ScalarLog, check_output_path
@@ -54,6 +65,23 @@ def env_array_names(env: VectorEnv) -> list[str]:
 
 
 # ============================================================================ rollout workers
+def filled(buffer: Buffer) -> Buffer:
+    """The decisions of ``buffer`` taken so far, as views (what a Ray worker sends back)."""
+    return Buffer(*(getattr(buffer, name)[:buffer.count] for name in BUFFER_ARRAYS), count=buffer.count)
+
+
+def concatenate(parts: list[Buffer]) -> Buffer:
+    """The rollouts of several workers as one buffer; ``next_decision`` indices are shifted by
+    the start of their part (chains never cross workers: each has envs of its own)."""
+    arrays = {name: np.concatenate([getattr(part, name)[:part.count] for part in parts]) for name in BUFFER_ARRAYS}
+    start = 0
+    for part in parts:
+        chain = arrays["next_decision"][start:start + part.count]
+        chain[chain >= 0] += start
+        start += part.count
+    return Buffer(**arrays, count=start)
+
+
 class RolloutWorker:
     """Envs ``first_env .. first_env + num_envs - 1`` of the run's ``num_envs``, with their seating,
     random streams and a copy of the policy. Local training runs one in a thread of its own; on
@@ -86,7 +114,7 @@ class RolloutWorker:
     def remote_collect(self, weights: dict, pool_version: int, pool: list[dict]) -> tuple[Buffer, dict]:
         """``collect``, returning only the filled part of the buffer (it is copied to the driver)."""
         buffer, stats = self.collect(weights, pool_version, pool)
-        return buffer.filled(), stats
+        return filled(buffer), stats
 
     def state(self) -> dict:
         """Everything a resumed run needs to continue these envs exactly."""
@@ -181,7 +209,7 @@ class RayRollouts:
             for key, value in part_stats.items():
                 stats[key] = stats.get(key, 0 if key == "hands" else []) + value
         self.calls = []
-        return Buffer.concatenate(buffers), stats
+        return concatenate(buffers), stats
 
     def state(self) -> list[dict]:
         return [self._get(k, lambda worker: worker.state.remote()) for k in range(len(self.workers))]
@@ -214,6 +242,20 @@ class RayRollouts:
 
 
 # ============================================================================ the run
+def warm_weights(config: PpoConfig, path: str) -> dict:
+    """The weights of the checkpoint ``path`` for a new run of ``config`` to start from;
+    ValueError when it is no PPO checkpoint or its network does not fit the config's."""
+    weights = network_from_checkpoint(load_checkpoint(path), path).state_dict()
+    try:
+        with torch.random.fork_rng(devices=[]):  # a trial network: the run's random numbers stay as they were
+            make_network(config).load_state_dict(weights)
+    except RuntimeError as err:  # "Error(s) in loading state_dict ...:" then the mismatches, one a line
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        raise ValueError(f"warm start {path}: its network does not fit this run's rules, hidden and layers "
+                         f"({lines[min(1, len(lines) - 1)][:200]})") from None
+    return weights
+
+
 def check_paths(config: PpoConfig, resume: str | None) -> None:
     """Before any work: the output paths the person gave can be written, and a new run does not
     write over another run's curve."""
