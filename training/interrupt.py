@@ -22,6 +22,7 @@ class Interrupted(Exception):
     """A trainer stopped at a signal, its checkpoint written: the message says where and how to resume."""
 
     def __init__(self, signal_number: int, where: str, checkpoint: str | None, resume: str | None):
+        self.signal_number, self.where, self.checkpoint = signal_number, where, checkpoint
         self.status = 128 + signal_number
         name = signal.Signals(signal_number).name
         if checkpoint is None:

@@ -32,6 +32,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,16 @@ def env_array_names(env: VectorEnv) -> list[str]:
 
 
 # ============================================================================ rollout workers
+@dataclass(frozen=True)
+class RayCollection:
+    """Rollouts collected by Ray actors (``--ray [ADDRESS] --rollout-workers K``)."""
+
+    address: str = "local"
+    """"local" (a Ray instance started here) or the HOST:PORT of a cluster, as ``ray start --head`` prints it"""
+    workers: int = 2
+    """rollout workers (actors), each with its own share of num_envs"""
+
+
 def filled(buffer: Buffer) -> Buffer:
     """The decisions of ``buffer`` taken so far, as views (what a Ray worker sends back)."""
     return Buffer(*(getattr(buffer, name)[:buffer.count] for name in BUFFER_ARRAYS), count=buffer.count)
@@ -285,8 +296,7 @@ class Run:
     """One call of ``train``: the learner, its rollouts, and its bookkeeping between updates."""
 
     def __init__(self, config: PpoConfig, resume: str | None, notice: Callable[[str], None],
-                 ray_address: str | None, rollout_workers: int, warm_start: str | None,
-                 exploitability: Callable | None):
+                 ray: RayCollection | None, warm_start: str | None, exploitability: Callable | None):
         config.validate()
         if config.exploit_interval and exploitability is None:
             raise ValueError("exploit_interval needs a measure of exploitability: train(..., exploitability="
@@ -298,8 +308,7 @@ class Run:
         if warm_start is not None and resume is None:
             self.net.load_state_dict(warm_weights(config, warm_start))
         data = read_resume(resume, config) if resume is not None else None
-        self.rollouts = LocalRollouts(config) if ray_address is None \
-            else RayRollouts(config, notice, ray_address, rollout_workers)
+        self.rollouts = LocalRollouts(config) if ray is None else RayRollouts(config, notice, ray.address, ray.workers)
         try:  # only now, with every input read and checked, are the output folders made
             self.config = config = config.with_outputs()
             for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
@@ -471,19 +480,17 @@ class Run:
 
 
 def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
-          notice: Callable[[str], None] = print, max_updates: int | None = None, ray_address: str | None = None,
-          rollout_workers: int = 1, warm_start: str | None = None, exploitability: Callable | None = None,
-          resume_command: str | None = None) -> dict:
+          notice: Callable[[str], None] = print, max_updates: int | None = None, ray: RayCollection | None = None,
+          warm_start: str | None = None, exploitability: Callable | None = None) -> dict:
     """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
     is called after each update; ``max_updates`` stops this call early (a later resume continues).
     ``warm_start`` starts a new run from the weights of a checkpoint of the same network shape.
-    ``ray_address`` collects with ``rollout_workers`` Ray actors ("local" starts Ray here) instead
-    of a thread of this process; everything else is the same. ``exploitability`` measures a
-    snapshot for ``exploit_interval`` (module doc). On SIGINT or SIGTERM the run stops after the
-    update under way, writes its checkpoint and raises ``Interrupted`` with ``resume_command``
-    (default: ``tiengow train ppo --resume OUT``). Outputs: ``config.with_outputs()`` (the
+    ``ray`` collects with Ray actors instead of a thread of this process; everything else is the
+    same. ``exploitability`` measures a snapshot for ``exploit_interval`` (module doc). On SIGINT or
+    SIGTERM the run stops after the update under way, writes its checkpoint and raises
+    ``Interrupted`` with the command that resumes it. Outputs: ``config.with_outputs()`` (the
     summary's ``out`` and ``log_dir`` say where they went)."""
-    run = Run(config, resume, notice, ray_address, rollout_workers, warm_start, exploitability)
+    run = Run(config, resume, notice, ray, warm_start, exploitability)
     config = run.config
     if config.updates * config.batch_steps != config.total_steps and config.max_seconds is None:
         notice(f"total_steps {config.total_steps:,} is taken in whole updates of num_envs x rollout_steps = "
@@ -509,8 +516,7 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                     run.step(False)
                 run.checkpoint()
                 where = f"after update {run.update} ({run.global_step:,} env steps)"
-                raise Interrupted(stop.signal, where, config.out,
-                                  resume_command or f"tiengow train ppo --resume {config.out}")
+                raise Interrupted(stop.signal, where, config.out, f"tiengow train ppo --resume {config.out}")
             run.finish()
     finally:
         run.close()

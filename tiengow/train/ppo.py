@@ -45,7 +45,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     from tiengow.training.exploit import snapshot_exploitability
     from tiengow.training.ppo import PpoConfig
     from tiengow.training.ppo_eval import plot_curve, time_to_strength
-    from tiengow.training.ppo_runner import train
+    from tiengow.training.ppo_runner import RayCollection, train
     if args.rollout_workers is not None and args.ray is None:
         raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
     workers = 2 if args.rollout_workers is None else args.rollout_workers
@@ -61,7 +61,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
               file=sys.stderr)
     with _progress(console, config.updates * config.num_envs * config.rollout_steps) as advance:
         summary = train(config, resume=args.resume, progress=advance, notice=_notice(console),
-                        ray_address=args.ray, rollout_workers=workers,
+                        ray=None if args.ray is None else RayCollection(args.ray, workers),
                         exploitability=snapshot_exploitability if config.exploit_interval else None)
     png = None
     if plot and summary["log_dir"] and summary["curve"]:
