@@ -137,3 +137,61 @@ def test_a_partial_file_keeps_the_work_done_and_refuses_other_trainers(tmp_path)
         load_partial(path, "train locator")
     with pytest.raises(ValueError, match="no such file"):
         load_partial(str(tmp_path / "missing"), "train locator")
+
+
+def alive(pid: str) -> bool:
+    """Whether process ``pid`` still runs (a zombie that nobody reaped has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_second_signal_kills_the_workers_at_once_and_leaves_nothing(tmp_path):
+    """The first Ctrl-C waits for the chunk under way (minutes of search here); the second ends the
+    run and its worker processes at once, with no partial file."""
+    out = str(tmp_path / "locator.pt")
+    run = tiengow("train", "locator", *sets("teacher=pimc:400", "hands=200", "workers=1"), "--out", out)
+    for line in run.stderr:  # the first progress line: the worker is playing its first chunk
+        if line.startswith("locator: "):
+            break
+    children = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
+    assert children  # the worker (and multiprocessing's resource tracker)
+    run.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    run.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    _, err = run.communicate(timeout=60)
+    assert time.monotonic() - start < 30
+    assert run.returncode == 130 and "tiengow: interrupted" in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == []
+    time.sleep(1.0)
+    assert not [pid for pid in children if alive(pid)]
+
+
+def test_a_locator_stopped_in_its_fit_keeps_every_hand_and_fits_again_on_resume(tmp_path):
+    from tiengow.training.interrupt import Interrupted
+    from tiengow.training.locator import LocatorConfig, train_locator
+    settings = [f"{name}={value}" for name, value in (("teacher", "pimc:4"), ("hands", 12), ("workers", 1),
+                                                       ("hidden", 8), ("layers", 1), ("batch", 64),
+                                                       ("check_every", 1))]
+    config = LocatorConfig.from_file(None, settings + [f"out={tmp_path / 'a.pt'}"])
+
+    def signal_in_the_fit(stage: str, count: int, gain: float) -> None:
+        if stage == "fit":
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.1)  # the handler runs at the next bytecode
+
+    with pytest.raises(Interrupted, match="stopped by SIGTERM in the fit, all hands played") as stopped:
+        train_locator(config, progress=signal_in_the_fit)
+    assert stopped.value.status == 143
+    resumed, partial = LocatorConfig.for_resume(str(tmp_path / "a.pt.partial"), [])
+    assert [worker.hands for worker in partial.done] == [12] and resumed.out == str(tmp_path / "a.pt")
+    train_locator(resumed, resume=partial)
+    straight = LocatorConfig.from_file(None, settings + [f"out={tmp_path / 'b.pt'}"])
+    train_locator(straight)
+    a, b = torch.load(tmp_path / "a.pt", weights_only=True), torch.load(tmp_path / "b.pt", weights_only=True)
+    for key in b["model"]:
+        np.testing.assert_array_equal(a["model"][key].numpy(), b["model"][key].numpy())
+    assert sorted(os.listdir(tmp_path)) == ["a.pt", "b.pt"]

@@ -71,6 +71,8 @@ def play_chunks(function: Callable, tasks: list, shares: list[int], what: str, s
     time (module doc), from ``done`` (a resumed run) on, until all are played or ``stop`` is set.
     ``progress`` gets the hands played by all workers every 5 seconds and after each chunk."""
     done = done or [WorkerData() for _ in shares]
+    if all(worker.hands == share for worker, share in zip(done, shares)):  # a run stopped in its fit
+        return done
     counter = mp.get_context("spawn").Value("q", sum(worker.hands for worker in done))
     with worker_pool(len(tasks), what, initializer=_start_worker, initargs=(counter,)) as pool:
         while not stop and any(worker.hands < share for worker, share in zip(done, shares)):
@@ -129,8 +131,9 @@ class Partial:
 
 def read_resume(cls: type[Config], path: str, kind: str, overrides: list[str], fixed: tuple[str, ...]
                 ) -> tuple[Config, Partial]:
-    """(config, work done) of ``--resume PATH``: the stored settings with the ``--set`` overrides on
-    top (none of ``fixed``, which the data made so far depend on); ValueError naming the problem."""
+    """(config, work done) of ``--resume PATH``: the stored settings, the output beside PATH, with
+    the ``--set`` overrides on top (none of ``fixed``, which the data made so far depend on);
+    ValueError naming the problem."""
     saved, done = load_partial(path, kind)
     changed = parse_overrides(overrides)
     for name in fixed:
@@ -138,6 +141,8 @@ def read_resume(cls: type[Config], path: str, kind: str, overrides: list[str], f
             raise ValueError(f"--resume {path}: {name} cannot change on resume (the hands played so far were "
                              f"played with {name}={saved.get(name)!r}); settings that may change: "
                              f"{', '.join(sorted(set(saved) - set(fixed)))}")
+    if path.endswith(".partial"):  # the output goes beside the partial file, wherever it is now (moved, or another cwd)
+        saved["out"] = path[:-len(".partial")]
     try:
         return build(cls, {**saved, **changed}), Partial(path, done)
     except ValueError as err:

@@ -16,6 +16,10 @@
 3. **Write** a PPO checkpoint (``tiengow.agents.ppo``'s format, the student's config) that the
    ``ppo:PATH`` agent plays and ``champion:prior=PATH`` searches with, with the run's settings
    and figures under ``distill``.
+
+SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``): the hands labelled
+so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
+uninterrupted run gives.
 """
 from __future__ import annotations
 

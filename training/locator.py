@@ -15,6 +15,10 @@
    lowest is kept.
 3. **Write** a locator checkpoint, with the held-out loss of the uniform deal and of the network
    (nats per hidden tile) under ``summary``.
+
+SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``): the hands played
+so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
+uninterrupted run gives.
 """
 from __future__ import annotations
 
