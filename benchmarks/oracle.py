@@ -30,8 +30,9 @@ import numpy as np
 
 from tiengow.agents.arena import deal_seed, mean_and_half_width
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people, worker_pool
+from tiengow.agents.infra import worker_pool
 from tiengow.agents.search import ChampionConfig, SearchAgent, make_champion
+from tiengow.options import INT64_MAX, MAX_WORKERS, int_option, list_option, run_for_people
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.search import pimc_details

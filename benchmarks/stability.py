@@ -20,8 +20,8 @@ import sys
 import numpy as np
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import INT64_MAX, int_option, list_option, run_for_people
 from tiengow.agents.search import SearchAgent
+from tiengow.options import INT64_MAX, int_option, list_option, run_for_people
 from tiengow_env.game import Game
 
 

@@ -9,10 +9,16 @@ import torch
 from tiengow.agents.base import make_agent
 from tiengow.agents.ppo import DEFAULT_POLICY, read_checkpoint
 from tiengow.cli import main
-from tiengow.training.distill import DistillConfig, fit, label
+from tiengow.training.distill import DistillConfig, decisions, fit, label
+from tiengow.training.interrupt import StopRequest
 from tiengow_env.game import Game
 
 TINY = ["--set", "teacher=pimc:8", "--set", "hands=4", "--set", "epochs=1"]
+
+
+def labels(config: DistillConfig) -> dict[str, np.ndarray]:
+    """All the teacher's decisions of a run that is not stopped."""
+    return decisions(label(config, "standard", StopRequest()))
 
 
 def test_a_tiny_run_writes_a_network_that_plays_and_guides_the_champion(tmp_path, monkeypatch, capsys):
@@ -49,7 +55,7 @@ def test_without_held_out_decisions_it_says_so_and_writes_where_told(tmp_path, m
 
 def test_labels_are_the_teachers_choices_and_depend_on_the_seeds_only():
     config = DistillConfig(teacher="pimc:8", hands=3, workers=2, seed=77)
-    first, again = label(config, "standard"), label(config, "standard")
+    first, again = labels(config), labels(config)
     for key in first:
         assert np.array_equal(first[key], again[key])
     # replay worker 0's first hand (game seed 77): every labelled decision is a legal choice of the
@@ -70,11 +76,11 @@ def test_labels_are_the_teachers_choices_and_depend_on_the_seeds_only():
 def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
     """A teacher that always plays the highest legal action id: the fit learns it, and a large KL
     weight keeps the student near its own policy."""
-    data = label(DistillConfig(teacher="pimc:4", hands=8, workers=1, seed=5), "standard")
+    data = labels(DistillConfig(teacher="pimc:4", hands=8, workers=1, seed=5))
     data["chosen"] = np.array([np.flatnonzero(m)[-1] for m in data["masks"]])
     student = read_checkpoint(str(DEFAULT_POLICY))
-    _, free = fit(DistillConfig(epochs=20, kl=0.0, lr=3e-3, validation=0.25), data, student)
-    _, held = fit(DistillConfig(epochs=20, kl=100.0, lr=3e-3, validation=0.25), data, student)
+    _, free = fit(DistillConfig(epochs=20, kl=0.0, lr=3e-3, validation=0.25), data, student, StopRequest())
+    _, held = fit(DistillConfig(epochs=20, kl=100.0, lr=3e-3, validation=0.25), data, student, StopRequest())
     assert free["agreement_after"] > max(free["agreement_before"] + 0.2, 0.8)
     assert held["agreement_after"] < free["agreement_after"]
     assert free["agreement_before"] == held["agreement_before"]  # the same held-out split (fit_seed)
@@ -135,10 +141,10 @@ def test_a_damaged_student_is_refused_before_labelling(name, message, tmp_path, 
 
 def test_a_diverging_fit_writes_nothing(tmp_path):
     teacher = DistillConfig(teacher="pimc:4", hands=6, workers=1, seed=3)
-    data = label(teacher, "standard")
+    data = labels(teacher)
     student = read_checkpoint(str(DEFAULT_POLICY))
     with pytest.raises(ValueError, match=r"the fit diverged in epoch \d: .* try a smaller lr \(got lr=1e\+30\)"):
-        fit(DistillConfig(lr=1e30, epochs=3), data, student)
+        fit(DistillConfig(lr=1e30, epochs=3), data, student, StopRequest())
 
 
 def test_a_config_for_another_trainer_is_named_as_such(capsys):

@@ -12,8 +12,7 @@ from scripted import MICRO, MICRO_ACTIONS
 
 from tiengow import cli
 from tiengow.agents.cfr import FORMAT, VERSION, load_policy
-from tiengow.training.config import read_settings
-from tiengow.training.ppo import parse_overrides
+from tiengow.training.config import parse_overrides, read_settings
 from tiengow_env.checks import DuplicateKeyError, load_json, load_yaml
 from tiengow_env.game import RecordError, load_records
 from tiengow_env.rules import RuleSet

@@ -14,17 +14,19 @@ torch = pytest.importorskip("torch")
 
 from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
+from tiengow.training.config import parse_overrides  # noqa: E402
 from tiengow.training.ppo import (  # noqa: E402
+    SELF,
+    Collector,
     PpoConfig,
-    export_policy,
-    load_checkpoint,
+    Seating,
+    draw_seating,
     make_network,
     network_from_checkpoint,
-    parse_overrides,
-    train,
 )
+from tiengow.training.ppo_checkpoints import export_policy, load_checkpoint  # noqa: E402
 from tiengow.training.ppo_eval import time_to_strength  # noqa: E402
-from tiengow.training.ppo_rollouts import SELF, Collector, Seating, draw_seating  # noqa: E402
+from tiengow.training.ppo_runner import train  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
 
 
@@ -211,6 +213,34 @@ def test_short_micro_run_beats_random(tmp_path):
     assert result.ci95[0] > 2.0, result
 
 
+# Recorded before ppo.py and ppo_runner.py were split (commit 683ae8a): the losses of each update and
+# the sum of each parameter after three updates of this seeded run. The split moved code, not numbers.
+RECORDED_LOSSES = [(-0.00017113656496992036, 0.4479748010635376, 0.5636440217494965),
+                   (-2.8372276574373245e-05, 1.501913148444146, 0.6210129112005234),
+                   (-1.900494135043118e-05, 1.7227328419685364, 0.5215002298355103)]
+RECORDED_SUMS = {"trunk.0.weight": 1.2037729418625531, "trunk.0.bias": -0.0028022873011650518,
+                 "policy.weight": -0.013726365627917403, "policy.bias": -0.0012012826628051698,
+                 "value.weight": -0.4792726580053568, "value.bias": 0.0014111143536865711}
+
+
+@pytest.mark.parametrize("loop", ["ppo.train", "ppo_runner.train"])
+def test_a_seeded_run_gives_the_recorded_numbers(loop, tmp_path):
+    """The plain loop of ppo.py and the runner (overlap off, one process) give the same losses and
+    weights as the trainer did before they were split, update by update."""
+    from tiengow.training import ppo
+    config = tiny_config(tmp_path, num_envs=16, total_steps=16 * 8 * 3, hidden=16, minibatch_size=64,
+                         checkpoint_interval=100, seed=11, overlap=False)
+    points = []
+    if loop == "ppo.train":
+        model = ppo.train(config, progress=lambda steps, point: points.append(point)).state_dict()
+    else:
+        train(config, notice=lambda text: None, progress=lambda steps, point: points.append(point))
+        model = load_checkpoint(config.out)["model"]
+    assert [(p["policy"], p["value"], p["entropy"]) for p in points] == pytest.approx(RECORDED_LOSSES, rel=1e-5)
+    assert {k: float(v.double().sum()) for k, v in model.items() if k != "input_scale"} == \
+        pytest.approx(RECORDED_SUMS, rel=1e-5, abs=1e-7)
+
+
 # ============================================================================ checkpoints
 def parameters(path) -> list[np.ndarray]:
     return [v.numpy() for v in load_checkpoint(str(path))["model"].values()]
@@ -382,6 +412,39 @@ def test_time_to_strength_is_the_first_evaluation_with_its_ci_above_zero():
              point(600, "search", -0.9, 0.0)]
     assert time_to_strength(curve) == {"expert": {"minutes": 1.0, "step": 600}, "search": None}
     assert time_to_strength([]) == {}
+
+
+def test_after_resume_the_curve_and_time_to_strength_count_the_evaluations_before_it(tmp_path):
+    """Issue 48: a run stopped (here at max_updates) and resumed reports over all its evaluations,
+    those of the first session included, with their minutes of training counted on from there."""
+    config = tiny_config(tmp_path, eval_interval=1, eval_deals=4, eval_opponents=["random"])
+    first = train(config, notice=lambda text: None, max_updates=2)["curve"]
+    assert [p["step"] for p in first] == [256, 512]
+    assert load_checkpoint(config.out)["curve"] == first
+    resumed = train(config, resume=config.out, notice=lambda text: None)["curve"]
+    assert resumed[:2] == first and [p["step"] for p in resumed] == [256, 512, 768, 1024]
+    seconds = [p["seconds"] for p in resumed]
+    assert seconds == sorted(seconds) and seconds[2] > seconds[1]  # counted on, not from 0 again
+    # the report over the resumed curve: a first-session evaluation above zero is the one it names
+    lifted = [{**p, "ci95": [0.1, 0.2]} if p["step"] == 512 else {**p, "ci95": [-1.0, 1.0]} for p in resumed]
+    assert time_to_strength(lifted) == {"random": {"minutes": round(first[1]["seconds"] / 60, 2), "step": 512}}
+
+
+def test_no_evaluation_line_comes_after_the_final_summary(tmp_path):
+    import subprocess
+    import sys
+    settings = ["rules=micro", "num_envs=32", "rollout_steps=8", "total_steps=1024", "hidden=16", "layers=1",
+                "minibatch_size=128", "eval_interval=1", "eval_deals=4", "eval_opponents=[random]",
+                f"log_dir={tmp_path / 'tb'}"]
+    done = subprocess.run([sys.executable, "-m", "tiengow", "train", "ppo", "--out", str(tmp_path / "ppo.pt"),
+                           *[part for item in settings for part in ("--set", item)]],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    (summary,) = [k for k, line in enumerate(lines) if line.startswith(f"wrote {tmp_path / 'ppo.pt'}:")]
+    # evaluations due while one plays are skipped; the final one is always there, before the summary
+    assert any(line.startswith("eval at 1,024 steps") for line in lines[:summary]), done.stdout
+    assert not [line for line in lines[summary:] if "eval at" in line or "exploitability at" in line]
 
 
 def test_default_outputs_go_to_a_new_run_folder_with_plain_progress(tmp_path, monkeypatch, capsys):

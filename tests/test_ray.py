@@ -64,20 +64,22 @@ def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, t
 def test_ray_training_resumes_exactly(local_ray, tmp_path):
     """Two workers' env and random states go into the checkpoint: 4 updates, then 2 more after a
     resume, equal 6 in one go (so a Ray run is also reproducible from its seed)."""
-    from tiengow.training.ppo import load_checkpoint, train
+    from tiengow.training.ppo_checkpoints import load_checkpoint
+    from tiengow.training.ppo_runner import RayCollection, train
     straight = ppo_config(tmp_path / "a", log_dir=None)
-    train(straight, notice=lambda text: None, ray_address="local", rollout_workers=2)
+    train(straight, notice=lambda text: None, ray=RayCollection("local", 2))
     split = ppo_config(tmp_path / "b", log_dir=None)
-    train(split, notice=lambda text: None, ray_address="local", rollout_workers=2, max_updates=4)
+    train(split, notice=lambda text: None, ray=RayCollection("local", 2), max_updates=4)
     assert len(load_checkpoint(split.out)["rollouts"]) == 2
-    train(split, resume=split.out, notice=lambda text: None, ray_address="local", rollout_workers=2)
+    train(split, resume=split.out, notice=lambda text: None, ray=RayCollection("local", 2))
     a, b = load_checkpoint(straight.out)["model"], load_checkpoint(split.out)["model"]
     for name in a:
         np.testing.assert_array_equal(a[name].numpy(), b[name].numpy())
 
 
 def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tmp_path):
-    from tiengow.training.ppo import load_checkpoint, train
+    from tiengow.training.ppo_checkpoints import load_checkpoint
+    from tiengow.training.ppo_runner import RayCollection, train
     config = ppo_config(tmp_path, total_steps=32 * 8 * 8, log_dir=None)
     killed, messages = [], []
 
@@ -87,7 +89,7 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
             assert pids, "no rollout worker process found"
             killed.append(subprocess.run(["kill", "-9", pids[0]], check=False).returncode)
 
-    summary = train(config, progress=kill_one_worker, notice=messages.append, ray_address="local", rollout_workers=2)
+    summary = train(config, progress=kill_one_worker, notice=messages.append, ray=RayCollection("local", 2))
     assert killed == [0]
     assert any("died; restarting it" in text for text in messages), messages
     assert summary["update"] == 8
@@ -96,11 +98,11 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
 
 def test_ray_options_are_checked(local_ray, tmp_path, capsys):
     from tiengow.cli import main
-    from tiengow.training.ppo import train
+    from tiengow.training.ppo_runner import RayCollection, train
     assert main(["train", "ppo", "--rollout-workers", "2"]) == 2
     assert "--rollout-workers needs --ray" in capsys.readouterr().err
     with pytest.raises(ValueError, match="3 rollout workers need 3 CPUs .* the Ray cluster has 2"):
-        train(ppo_config(tmp_path), ray_address="local", rollout_workers=3)
+        train(ppo_config(tmp_path), ray=RayCollection("local", 3))
     # A fresh process: this one is connected to the test's Ray instance already.
     done = subprocess.run(["tiengow", "eval", "greedy", "--vs", "random", "--deals", "4", "--ray", "127.0.0.1:1"],
                           capture_output=True, text=True, timeout=120)

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from tiengow.agents.infra import MAX_WORKERS, int_option
+from tiengow.options import MAX_WORKERS, int_option
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 MAX_DEMO_HANDS = 10_000_000  # their chips are held in memory: 320 MB at the most
@@ -27,7 +27,7 @@ def command(name: str):
 
 def _rules_arg(text: str | None):
     """A --rules value: preset name, YAML/TOML path, or a JSON object of switches."""
-    from tiengow.agents.infra import rules_option
+    from tiengow.options import rules_option
     try:
         return rules_option(text)
     except ValueError as err:
@@ -329,7 +329,8 @@ def _verdict(lo: float, hi: float) -> str:
 def cmd_league(args: argparse.Namespace) -> int:
     """Round robin of duplicate evaluations: cross table, ranking by rating, JSON and a PNG heat map."""
     from tiengow.agents.arena import heat_map, league
-    from tiengow.agents.infra import atomic_write, check_outputs, install_hint, json_text, run_dir
+    from tiengow.agents.infra import atomic_write, install_hint, json_text
+    from tiengow.training.runs import check_outputs, run_dir
     rules = _rules_arg(args.rules)
     for spec in args.agents:
         _agent_spec(spec, rules)
@@ -407,8 +408,8 @@ def cmd_agents(args: argparse.Namespace) -> int:
 @command("bench")
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
-    from tiengow.agents.infra import check_outputs, run_dir
     from tiengow.benchmarks import bench
+    from tiengow.training.runs import check_outputs, run_dir
     bench.check_only(args.only)
     check_outputs(args.save, "--save", "bench", (".json", ".md"))
     figures = bench.measure(args.quick, args.peers, args.only, log=lambda m: print(m, file=sys.stderr))
@@ -556,17 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--records", metavar="DIR", help="folder the hands are saved in and replays and leagues are read "
                                                     "from, and no other (default: runs/serve/DATE-TIME)")
-    train = sub.add_parser("train", help="train an agent: cfr (CFR+, CFR, MCCFR), ppo, distill (a search bot "
-                                         "into a network), or locator (where the hidden tiles lie)")
-    algorithms = train.add_subparsers(dest="algorithm", metavar="ALGORITHM")
-    algorithms.required = True
-    from tiengow.training import cfr_cli, distill_cli, locator_cli, ppo_cli
-    cfr_cli.add_parsers(sub, train_subparsers=algorithms)
-    ppo_cli.add_train_ppo_parser(algorithms)
-    distill_cli.add_train_distill_parser(algorithms)
-    locator_cli.add_train_locator_parser(algorithms)
-    from tiengow.training import exploit_cli
-    exploit_cli.add_exploit_parser(sub)
+    from .train import add_parsers as add_training_parsers
+    add_training_parsers(sub)
     return parser
 
 
@@ -575,7 +567,7 @@ NO_CORE = {"rules", "agents"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tiengow.agents.infra import run_for_people
+    from tiengow.options import run_for_people
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -31,10 +31,11 @@ import numpy as np
 
 from tiengow.agents.base import make_agent
 from tiengow.agents.cfr import ACTS, FORMAT, VERSION, CfrAgent, load_policy, save_policy, tabular_policy_for
-from tiengow.agents.infra import ScalarLog
 from tiengow_env.rules import RuleSet
 
 from .config import build, check_agent_specs, read_settings
+from .interrupt import Interrupted, stop_on_signal
+from .runs import ScalarLog
 
 ALGORITHMS = ("cfr+", "cfr", "mccfr", "mccfr_abstract")
 
@@ -139,28 +140,30 @@ def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, di
 
 
 def _run_in_chunks(config: CfrConfig, run: Callable[[int], None], measure: Callable[[dict], bool],
-                   progress: Callable[[int, dict], None] | None) -> tuple[list[dict], int, float]:
+                   progress: Callable[[int, dict], None] | None) -> tuple[list[dict], int, float, int | None]:
     """``run(n)`` iterations in chunks of ``log_every``; after each, ``measure(point)`` adds its
     figures to the curve point and says whether the target is reached. Stops there, at
-    ``iterations``, or once ``seconds`` of training have passed. Returns (curve, iterations
-    done, seconds of training)."""
+    ``iterations``, or once ``seconds`` of training have passed, or at SIGINT or SIGTERM after the
+    chunk under way (``interrupt.py``). Returns (curve, iterations done, seconds of training, the
+    signal that stopped it or None)."""
     curve: list[dict] = []
     done = 0
     train_seconds = 0.0
-    while done < config.iterations:
-        chunk = min(config.log_every, config.iterations - done)
-        tick = time.perf_counter()
-        run(chunk)
-        train_seconds += time.perf_counter() - tick
-        done += chunk
-        point: dict[str, Any] = {"iteration": done, "seconds": round(train_seconds, 3)}
-        reached = measure(point)
-        curve.append(point)
-        if progress:
-            progress(chunk, point)
-        if reached or (config.seconds is not None and train_seconds >= config.seconds):
-            break
-    return curve, done, train_seconds
+    with stop_on_signal() as stop:
+        while done < config.iterations and not stop:
+            chunk = min(config.log_every, config.iterations - done)
+            tick = time.perf_counter()
+            run(chunk)
+            train_seconds += time.perf_counter() - tick
+            done += chunk
+            point: dict[str, Any] = {"iteration": done, "seconds": round(train_seconds, 3)}
+            reached = measure(point)
+            curve.append(point)
+            if progress:
+                progress(chunk, point)
+            if reached or (config.seconds is not None and train_seconds >= config.seconds):
+                break
+    return curve, done, train_seconds, stop.signal
 
 
 def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
@@ -190,7 +193,7 @@ def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
         log.add("nashconv/ratio_to_uniform", point["ratio"], point["iteration"])
         return config.target_ratio is not None and point["ratio"] <= config.target_ratio
 
-    curve, done, train_seconds = _run_in_chunks(config, run, measure, progress)
+    curve, done, train_seconds, stopped = _run_in_chunks(config, run, measure, progress)
     policy = solver.average_policy()
     meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
             "iterations": done, "seconds": round(train_seconds, 3), "build_seconds": round(build_seconds, 3),
@@ -198,6 +201,7 @@ def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
             "infosets": tree.num_infosets, "curve": curve}
     save_policy(out, "tabular", meta, policy=policy, fingerprint=np.array(tree.fingerprint()),
                 banker=np.array(tree.banker))
+    _raise_if_stopped(stopped, done, out)
     return {"out": out, **meta}
 
 
@@ -219,13 +223,22 @@ def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
                 log.add(f"charts/chips_vs_{opponent}", mean, point["iteration"])
         return False
 
-    curve, done, train_seconds = _run_in_chunks(config, solver.run, measure, progress)
+    curve, done, train_seconds, stopped = _run_in_chunks(config, solver.run, measure, progress)
     keys, rows = solver.average_policy()
     meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
             "iterations": done, "seconds": round(train_seconds, 3), "seed": config.seed,
             "buckets": int(len(keys)), "curve": curve}
     save_policy(out, "abstract", meta, keys=keys, probabilities=rows, act=np.array(config.act))
+    _raise_if_stopped(stopped, done, out)
     return {"out": out, **meta}
+
+
+def _raise_if_stopped(signal_number: int | None, done: int, out: str) -> None:
+    """After a signal: the average strategy so far is written (it plays and ``tiengow nashconv``
+    reads it); a CFR run does not resume (its regrets and strategy sums are not kept)."""
+    if signal_number is not None:
+        raise Interrupted(signal_number, f"after {done:,} iterations (the average strategy so far is written; a "
+                          "CFR run does not resume: start a new one with more iterations)", out, None)
 
 
 def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleSet, opponent: str, deals: int,

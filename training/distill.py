@@ -16,6 +16,10 @@
 3. **Write** a PPO checkpoint (``tiengow.agents.ppo``'s format, the student's config) that the
    ``ppo:PATH`` agent plays and ``champion:prior=PATH`` searches with, with the run's settings
    and figures under ``distill``.
+
+SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``): the hands labelled
+so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
+uninterrupted run gives.
 """
 from __future__ import annotations
 
@@ -30,14 +34,16 @@ import numpy as np
 import torch
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import check_outputs, count_done, map_counted, run_dir
 from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow.agents.search import SearchAgent
 from tiengow_env.game import Game
 
+from .chunks import Partial, WorkerData, count_done, play_chunks, read_resume, stop_with_partial
 from .config import check_ranges, read_config
+from .interrupt import StopRequest, stop_on_signal
 from .ppo import network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
+from .runs import check_outputs, run_dir
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
 # hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)
@@ -45,6 +51,7 @@ INTEGERS = (("hands", 1, 200_000), ("workers", 1, 64), ("seed", 0, 2**62), ("epo
             ("batch", 1, 2**20), ("fit_seed", 0, 2**62))
 NUMBERS = (("lr", 0, math.inf, False), ("kl", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr"}
+LABELLING = ("teacher", "student", "hands", "workers", "seed")  # the labelled decisions depend on these only
 
 
 @dataclass
@@ -81,6 +88,12 @@ class DistillConfig:
         """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
         the file and the problem."""
         return read_config(cls, path, overrides)
+
+    @classmethod
+    def for_resume(cls, path: str, overrides: list[str]) -> tuple[DistillConfig, Partial]:
+        """The config and the labelling done of a stopped run (``--resume PATH``), with ``--set``
+        overrides of the fit's settings on top."""
+        return read_resume(cls, path, "train distill", overrides, LABELLING)
 
     def validate(self) -> None:
         """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
@@ -123,13 +136,16 @@ def read_student(path: str) -> dict:
 
 
 # ============================================================================ label
-def _label(task: tuple) -> dict[str, np.ndarray]:
-    """One worker's hands: (teacher, rules, first game seed, hands) -> arrays."""
-    teacher, rules, seed, hands = task
+def _label(task: tuple, first: int, hands: int, carry: dict | None) -> tuple[dict[str, np.ndarray], dict]:
+    """Hands ``first .. first + hands - 1`` of one worker ((teacher, rules, first game seed)),
+    the search seeds drawn from its generator as ``carry`` left it: (arrays, the generator's state)."""
+    teacher, rules, seed = task
     bot = make_agent(teacher, rules, seed)
     rng = np.random.default_rng(seed)
+    if carry is not None:
+        rng.bit_generator.state = carry
     observations, masks, chosen = [], [], []
-    for h in range(hands):
+    for h in range(first, first + hands):
         game = Game(seed=seed + h, rules=rules)
         while not game.is_over:
             observation, mask = game.observe()
@@ -144,22 +160,32 @@ def _label(task: tuple) -> dict[str, np.ndarray]:
             chosen.append(action)
             game.step(action)
         count_done()
-    return {"observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
-            "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1), "chosen": np.array(chosen, dtype=np.int64)}
+    arrays = {"observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
+              "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
+              "chosen": np.array(chosen, dtype=np.int64)}
+    return arrays, rng.bit_generator.state
 
 
-def label(config: DistillConfig, rules, progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
-    """The teacher's decisions over ``config.hands`` hands, in worker order (module doc)."""
+def label(config: DistillConfig, rules, stop: StopRequest, done: list[WorkerData] | None = None,
+          progress: Callable[[int], None] | None = None) -> list[WorkerData]:
+    """The teacher's decisions over ``config.hands`` hands, per worker (module doc), from ``done`` on,
+    until all are labelled or ``stop`` is set (``chunks.play_chunks``)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
-    tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE, n) for w, n in enumerate(shares)]
-    parts = map_counted(_label, tasks, config.workers, "the labelling", progress)
+    tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE) for w in range(config.workers)]
+    return play_chunks(_label, tasks, shares, "the labelling", stop, done, progress)
+
+
+def decisions(done: list[WorkerData]) -> dict[str, np.ndarray]:
+    """All workers' decisions, in worker order."""
+    parts = [worker.arrays() for worker in done]
     return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
 
 
 # ============================================================================ fit
-def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
-        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict]:
-    """(the trained network's state dict, figures): the student fitted to the teacher's choices."""
+def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop: StopRequest,
+        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict] | None:
+    """(the trained network's state dict, figures): the student fitted to the teacher's choices;
+    None when ``stop`` is set (the fit is abandoned: a resumed run fits again from the start)."""
     torch.manual_seed(config.fit_seed)
     observations = torch.tensor(data["observations"])
     masks = torch.tensor(data["masks"])
@@ -183,6 +209,8 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
     for epoch in range(config.epochs):
         shuffled = train[torch.randperm(len(train))]
         for start in range(0, len(shuffled), config.batch):
+            if stop:
+                return None
             rows = shuffled[start:start + config.batch]
             log_pi, _ = net(observations[rows], masks[rows])
             log_pi = log_pi.clamp(min=-1e4)  # illegal actions: probability 0 on both sides of every term
@@ -203,22 +231,33 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict,
 
 
 # ============================================================================ run
-def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
-    """Label, fit and write (module doc); the summary of the run."""
+def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None,
+            resume: Partial | None = None) -> dict:
+    """Label, fit and write (module doc), the labelling going on from ``resume``'s; the summary of
+    the run. On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
+    (``chunks.stop_with_partial``)."""
     student = read_student(config.student_path)
     rules = student["config"]["rules"]
     start = time.perf_counter()
-    data = label(config, rules, progress=(lambda hands: progress("label", hands, 0.0)) if progress else None)
-    labelled = time.perf_counter() - start
-    model, figures = fit(config, data, student,
-                         progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress else None)
-    # the folder is made once there is something to put in it (an interrupted run leaves none)
+    with stop_on_signal() as stop:
+        done = label(config, rules, stop, resume.done if resume else None,
+                     progress=(lambda hands: progress("label", hands, 0.0)) if progress else None)
+        labelled = time.perf_counter() - start
+        fitted = None if stop else fit(config, decisions(done), student, stop,
+                                       progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress
+                                       else None)
+    # the folder is made once there is something to put in it
     out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
+    if fitted is None:
+        stop_with_partial(stop.signal, "train distill", out, config.to_dict(), done, config.hands)
+    model, figures = fitted
     summary = {**figures, "hands": config.hands, "label_seconds": labelled,
                "fit_seconds": time.perf_counter() - start - labelled, "out": out}
     save_checkpoint(out, {"config": student["config"], "model": model,
                           "distill": {"config": config.to_dict(), "summary": summary}})
+    if resume:
+        os.remove(resume.path)  # all it held is in the checkpoint now
     return summary
 
 
-__all__ = ["DistillConfig", "distill", "label", "fit", "SEED_STRIDE"]
+__all__ = ["DistillConfig", "distill", "label", "decisions", "fit", "SEED_STRIDE"]

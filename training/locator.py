@@ -15,6 +15,10 @@
    lowest is kept.
 3. **Write** a locator checkpoint, with the held-out loss of the uniform deal and of the network
    (nats per hidden tile) under ``summary``.
+
+SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``): the hands played
+so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
+uninterrupted run gives.
 """
 from __future__ import annotations
 
@@ -30,14 +34,17 @@ import torch
 from torch import nn
 
 from tiengow.agents.base import make_agent
-from tiengow.agents.infra import atomic_write, check_outputs, count_done, map_counted, run_dir
+from tiengow.agents.infra import atomic_write
 from tiengow.agents.locator import FORMAT, VERSION
 from tiengow.agents.search import SearchAgent
 from tiengow_env.env import Session
 from tiengow_env.state import StateView
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
 
+from .chunks import Partial, WorkerData, count_done, play_chunks, read_resume, stop_with_partial
 from .config import check_ranges, read_config
+from .interrupt import StopRequest, stop_on_signal
+from .runs import check_outputs, run_dir
 
 RULES = "standard"
 # hands: the information states are held in memory, about 112 a hand at 8 KB each (20,000 hands: 18 GB)
@@ -45,6 +52,7 @@ INTEGERS = (("hands", 1, 20_000), ("workers", 1, 64), ("seed", 0, 2**40), ("hidd
             ("epochs", 1, 1000), ("batch", 1, 2**20), ("check_every", 1, 10**9), ("fit_seed", 0, 2**62))
 NUMBERS = (("lr", 0, math.inf, False), ("weight_decay", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr", "validation"}
+PLAYING = ("teacher", "hands", "workers", "seed")  # the information states played depend on these only
 ONE_HOT = np.eye(NUM_TYPES, dtype=np.int8)[TILE_TYPE]  # (32 bits, T): the tile type of each bit
 
 
@@ -87,6 +95,12 @@ class LocatorConfig:
         the file and the problem."""
         return read_config(cls, path, overrides)
 
+    @classmethod
+    def for_resume(cls, path: str, overrides: list[str]) -> tuple[LocatorConfig, Partial]:
+        """The config and the hands played of a stopped run (``--resume PATH``), with ``--set``
+        overrides of the fit's settings on top."""
+        return read_resume(cls, path, "train locator", overrides, PLAYING)
+
     def validate(self) -> None:
         """Raise ValueError on the first bad setting."""
         check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
@@ -115,16 +129,17 @@ def hidden_places(state: np.ndarray, observer: int, players: int) -> np.ndarray:
     return places
 
 
-def _play(task: tuple) -> dict[str, np.ndarray]:
-    """One worker's hands: (teacher, seed, hands) -> information states and hidden places."""
-    teacher, seed, hands = task
+def _play(task: tuple, first: int, hands: int, carry: None) -> tuple[dict[str, np.ndarray], None]:
+    """Hands ``first .. first + hands - 1`` of one worker ((teacher, seed)): (information states and
+    hidden places, None: a hand depends on its number only)."""
+    teacher, seed = task
     session = Session(RULES)
     players = session.players
     bots = [make_agent(teacher, RULES, seed + s) for s in range(players)]
     observation = np.zeros(session.observation_size, dtype=np.float32)
     mask = np.zeros(session.num_actions, dtype=np.int8)
     states, places = [], []
-    for h in range(hands):
+    for h in range(first, first + hands):
         session.reset(seed * 100003 + h)
         for s, bot in enumerate(bots):
             bot.reset(seed * 7919 + h * players + s)
@@ -136,14 +151,16 @@ def _play(task: tuple) -> dict[str, np.ndarray]:
             session.observe(seat, observation, mask)
             session.step(int(bots[seat].act(observation, mask.astype(bool), game=session.game)))
         count_done()
-    return {"states": np.array(states, dtype=np.float32), "places": np.array(places, dtype=np.int8)}
+    return {"states": np.array(states, dtype=np.float32), "places": np.array(places, dtype=np.int8)}, None
 
 
-def play(config: LocatorConfig, progress: Callable[[int], None] | None = None) -> list[dict[str, np.ndarray]]:
-    """Each worker's data, in worker order (module doc)."""
+def play(config: LocatorConfig, stop: StopRequest, done: list[WorkerData] | None = None,
+         progress: Callable[[int], None] | None = None) -> list[WorkerData]:
+    """Each worker's data, in worker order (module doc), from ``done`` on, until all hands are
+    played or ``stop`` is set (``chunks.play_chunks``)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
-    tasks = [(config.teacher, config.seed + w, n) for w, n in enumerate(shares)]
-    return map_counted(_play, tasks, config.workers, "the hands", progress)
+    tasks = [(config.teacher, config.seed + w) for w in range(config.workers)]
+    return play_chunks(_play, tasks, shares, "the hands", stop, done, progress)
 
 
 # ============================================================================ fit
@@ -180,9 +197,10 @@ def place_loss(net: LocatorNet | None, states: torch.Tensor, places: torch.Tenso
     return -(places * log_q).sum() / places.sum().clamp(min=1)
 
 
-def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]],
-        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict]:
-    """(the network's state dict at its lowest held-out loss, figures)."""
+def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]], stop: StopRequest,
+        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict] | None:
+    """(the network's state dict at its lowest held-out loss, figures); None when ``stop`` is set
+    (the fit is abandoned: a resumed run fits again from the start)."""
     torch.manual_seed(config.fit_seed)
     cuts = [int(len(part["states"]) * (1 - config.validation)) for part in parts]
     states = torch.tensor(np.concatenate([part["states"][:cut] for part, cut in zip(parts, cuts)]))
@@ -198,6 +216,8 @@ def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]],
     for _ in range(config.epochs):
         order = torch.randperm(len(states))
         for k, start in enumerate(range(0, len(states), config.batch)):
+            if stop:
+                return None
             rows = order[start:start + config.batch]
             loss = place_loss(net, states[rows], places[rows])
             optimizer.zero_grad()
@@ -224,20 +244,32 @@ def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]],
 
 
 # ============================================================================ run
-def train_locator(config: LocatorConfig, progress: Callable[[str, int, float], None] | None = None) -> dict:
-    """Play, fit and write (module doc); the summary of the run."""
+def train_locator(config: LocatorConfig, progress: Callable[[str, int, float], None] | None = None,
+                  resume: Partial | None = None) -> dict:
+    """Play, fit and write (module doc), the play going on from ``resume``'s; the summary of the run.
+    On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
+    (``chunks.stop_with_partial``)."""
     start = time.perf_counter()
-    parts = play(config, progress=(lambda hands: progress("play", hands, 0.0)) if progress else None)
-    played = time.perf_counter() - start
-    model, figures = fit(config, parts, progress=(lambda step, gain: progress("fit", step, gain)) if progress else None)
-    # the folder is made once there is something to put in it (an interrupted run leaves none)
+    with stop_on_signal() as stop:
+        done = play(config, stop, resume.done if resume else None,
+                    progress=(lambda hands: progress("play", hands, 0.0)) if progress else None)
+        played = time.perf_counter() - start
+        fitted = None if stop else fit(config, [worker.arrays() for worker in done], stop,
+                                       progress=(lambda step, gain: progress("fit", step, gain)) if progress
+                                       else None)
+    # the folder is made once there is something to put in it
     out = config.out if config.out is not None else os.path.join(run_dir("train locator"), "locator.pt")
+    if fitted is None:
+        stop_with_partial(stop.signal, "train locator", out, config.to_dict(), done, config.hands)
+    model, figures = fitted
     summary = {**figures, "hands": config.hands, "play_seconds": played,
                "fit_seconds": time.perf_counter() - start - played, "out": out}
     payload = {"format": FORMAT, "version": VERSION, "model": model,
                "config": {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()},
                "summary": summary}
     atomic_write(out, lambda f: torch.save(payload, f))
+    if resume:
+        os.remove(resume.path)  # all it held is in the checkpoint now
     return summary
 
 

@@ -1,22 +1,27 @@
 """PPO self-play for Tien Gow (``tiengow train ppo --config ppo``), the algorithm in one file.
 
-Reading order: config, network, rollout, GAE and update, the training loop. The infrastructure
-lives beside it: ``ppo_rollouts.py`` (opponent pool, collector, thread and Ray rollout workers),
-``ppo_checkpoints.py`` (the checkpoint files, in the format of ``tiengow.agents.ppo``) and
-``ppo_eval.py`` (the background duplicate evaluation and the curve plot).
+Reading order: config, network, rollout (``Collector.collect``: the four-seat credit
+assignment), GAE and the update, and a short single-process loop (``train``). What a long run
+needs besides goes beside it: ``ppo_settings.py`` (the config's checks), ``ppo_runner.py``
+(collection overlapped with the update, Ray rollout workers, checkpoints, ``--resume`` and warm
+starts, background evaluation, logging, interruption), ``ppo_checkpoints.py`` (the checkpoint
+files, in the format of ``tiengow.agents.ppo``) and ``ppo_eval.py`` (the background duplicate
+evaluation and the curve plot).
 
 * **Policy.** One MLP with shared parameters for all four seats (each seat sees its own
   observation, seats relative to itself), a masked categorical policy head (illegal logits are
   set to the lowest float, so they get probability exactly 0 and no gradient) and a value head.
 * **Environment.** ``tiengow_env.vector.VectorEnv``: N hands stepped in compiled code. Every
   env step is one decision of one seat; the learner's decisions are batched through torch.
-* **Rollout** (``ppo_rollouts.Collector``). At each episode start an env becomes, with
-  probability ``opponent_mix``, a pool game: the learner takes one random seat and the three
-  others are one pool member, drawn by ``pool_weights``: ``greedy`` (the compiled greedy policy,
-  ``_kernels.greedy_action``), ``expert`` (the Python heuristic, slow: keep its weight small),
-  any other agent spec (frozen; ``tiengow exploit`` trains against one alone) or ``past`` (one
-  of the last ``pool_size`` snapshots of the learner, taken every ``pool_interval`` updates,
-  run batched through torch). Otherwise all four seats are the current learner (self-play).
+* **Seating** (``draw_seating``). At each episode start an env becomes, with probability
+  ``opponent_mix``, a pool game: the learner takes one random seat and the three others are one
+  pool member, drawn by ``pool_weights``: ``greedy`` (the compiled greedy policy,
+  ``_kernels.greedy_action``), ``expert`` (the compiled expert heuristic, row by row: slower than
+  greedy), any other agent spec (frozen: an agent with ``act_batch`` such as ``ppo:PATH`` plays a
+  batch at once, a searching agent such as ``pimc:8`` gets a ``Game`` of its env and is slow;
+  ``tiengow exploit`` trains against one alone) or ``past`` (one of the last ``pool_size``
+  snapshots of the learner, taken every ``pool_interval`` updates, batched through torch).
+  Otherwise all four seats are the current learner (self-play).
 * **Four-seat credit assignment** (``_ppo_kernels``). Each seat's trajectory is its own chain of
   decisions. The chips paid to seat s by a step (a trick bonus, the settlement), whoever acted,
   are added to s's *last decision before them*; chips paid before s's first decision of an episode
@@ -24,27 +29,11 @@ lives beside it: ``ppo_rollouts.py`` (opponent pool, collector, thread and Ray r
   ends there (done). GAE (gamma, lambda) then runs along each chain: V(next) is the value of the
   same seat's next decision in the same env. A chain cut by the end of the rollout bootstraps
   from its last decision, which is then left out of the update (it has no complete target).
-* **Two cores.** Collection and learning overlap: while the learner updates on rollout k, a
-  second thread collects rollout k + 1 with a copy of the weights before that update (a policy
-  lag of one update; the PPO ratio uses the stored behaviour log-probabilities, so it stays
-  correct). Torch releases the GIL inside its kernels, so each thread gets a core; each runs
-  torch single-threaded (``threads`` = 1 each: on a busy 2-core machine, intra-op threads
-  mostly wait on each other). The pipeline drains at every checkpoint, so a resumed run follows
-  the same schedule. ``--ray`` collects with K Ray actors instead (``RayRollouts``); the loop
-  is the same. The duplicate evaluation (``eval_interval``) runs in a spawned process at a
-  lower priority, so training goes on while it plays.
-* **Checkpoints** (atomically written) hold the config, the model, the optimiser, the RNG
-  states, the rollout workers' env arrays and credit bookkeeping, the pool and the learning
-  curve: ``--resume`` continues exactly. ``load_checkpoint`` refuses a corrupt file or a config
-  it does not fit.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,34 +42,21 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from tiengow.agents.base import make_agent
-from tiengow.agents.infra import ScalarLog, check_output_path, run_dir
+from tiengow.agents.base import Agent, make_agent
 from tiengow.agents.ppo import input_scale
+from tiengow_env import layout as L
 from tiengow_env.combos import table_for
+from tiengow_env.game import Game
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
+from tiengow_env.vector import VectorEnv
 
 from . import _ppo_kernels as PK
-from .config import build, check_agent_specs, check_ranges, parse_overrides, read_config
-from .ppo_checkpoints import STRUCTURAL, export_policy, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
-from .ppo_eval import BackgroundEval, plot_curve
-from .ppo_rollouts import Buffer, LocalRollouts, RayRollouts, pool_members
+from .config import build, read_config
+from .ppo_settings import check_settings, config_for_resume, with_outputs
+
 
 # ============================================================================ config
-# What each setting may be (``PpoConfig.validate``): whole numbers (name, low, high), and other
-# numbers (name, low, high, whether null is allowed); a number in POSITIVE must be above its low.
-INTEGERS = (("hands", 1, 10**6), ("seed", 0, 2**63 - 1), ("total_steps", 1, 10**15), ("num_envs", 1, 2**20),
-            ("rollout_steps", 1, 2**20), ("hidden", 1, 2**16), ("layers", 1, 64), ("update_epochs", 1, 10**4),
-            ("minibatch_size", 1, 2**30), ("pool_size", 0, 10**4), ("pool_interval", 1, 10**9),
-            ("eval_interval", 0, 10**9), ("eval_deals", 1, 10**7), ("eval_seed", 0, 2**63 - 1),
-            ("exploit_interval", 0, 10**9), ("checkpoint_interval", 1, 10**9), ("threads", 1, 256))
-NUMBERS = (("max_seconds", 0, math.inf, True), ("lr", 0, math.inf, False), ("gamma", 0, 1, False),
-           ("gae_lambda", 0, 1, False), ("clip_coef", 0, math.inf, False), ("ent_coef", 0, math.inf, False),
-           ("vf_coef", 0, math.inf, False), ("max_grad_norm", 0, math.inf, False), ("target_kl", 0, math.inf, True),
-           ("reward_scale", 0, math.inf, False), ("opponent_mix", 0, 1, False), ("exploit_minutes", 0, math.inf, False))
-POSITIVE = {"max_seconds", "lr", "clip_coef", "max_grad_norm", "target_kl", "reward_scale", "exploit_minutes"}
-
-
 @dataclass
 class PpoConfig:
     """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field."""
@@ -173,25 +149,8 @@ class PpoConfig:
     @classmethod
     def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
         """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
-        ``name=value`` overrides on top. ValueError naming the field when an override changes a
-        setting the checkpoint's arrays depend on."""
-        saved = dict(load_checkpoint(checkpoint)["config"])
-        changes = parse_overrides(overrides or [])
-        for name in STRUCTURAL:
-            if name in changes and changes[name] != saved.get(name):
-                raise ValueError(f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
-                                 f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
-                                 f"run keeps it (start a new run to change it)")
-        # The run goes on where the checkpoint is now (it may have been copied or moved): its own
-        # path, and beside it the log, if the log was beside the checkpoint it was written to.
-        if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):
-            saved["log_dir"] = os.path.dirname(checkpoint) or "."
-        saved["out"] = checkpoint
-        saved.update(changes)
-        try:
-            return cls.from_dict(saved)
-        except ValueError as err:
-            raise ValueError(f"config of {checkpoint}: {err}") from None
+        ``name=value`` overrides on top (``ppo_settings.config_for_resume``)."""
+        return config_for_resume(cls, checkpoint, overrides)
 
     @classmethod
     def from_dict(cls, data: dict) -> PpoConfig:
@@ -199,46 +158,22 @@ class PpoConfig:
         return build(cls, data)
 
     @property
+    def batch_steps(self) -> int:
+        """Env steps of one rollout: ``num_envs * rollout_steps``."""
+        return self.num_envs * self.rollout_steps
+
+    @property
     def updates(self) -> int:
-        """The updates of the run: ``total_steps`` in whole updates of ``num_envs * rollout_steps``
-        env steps, at least one."""
-        return max(1, self.total_steps // (self.num_envs * self.rollout_steps))
+        """The updates of the run: ``total_steps`` in whole updates of ``batch_steps``, at least one."""
+        return max(1, self.total_steps // self.batch_steps)
 
     def with_outputs(self) -> PpoConfig:
-        """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
-        ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
-        out = self.out if self.out is not None else os.path.join(run_dir("train ppo"), "ppo.pt")
-        log_dir = os.path.dirname(out) or "." if self.log_dir is None else self.log_dir
-        return dataclasses.replace(self, out=out, log_dir=log_dir)
+        """This config with its output paths made concrete (``ppo_settings.with_outputs``)."""
+        return with_outputs(self)
 
     def validate(self) -> None:
-        """Raise ValueError on the first setting out of range."""
-        RuleSet.from_spec(self.rules)
-        check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
-        for name in ("anneal_lr", "overlap"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if not isinstance(self.pool_weights, dict) or not all(isinstance(k, str) for k in self.pool_weights) \
-                or any(isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf
-                       for w in self.pool_weights.values()):
-            raise ValueError(f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
-                             f"weights >= 0, got {self.pool_weights!r}")
-        for spec in self.pool_weights:
-            if spec != "past":
-                try:
-                    make_agent(spec, self.rules)
-                except ValueError as err:
-                    raise ValueError(f"pool_weights: {err}") from None
-        if self.opponent_mix > 0 and not sum(w for k, w in self.pool_weights.items() if k != "past") > 0:
-            raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
-                             "> 0 (the pool has no past snapshot before the first pool_interval updates)")
-        check_agent_specs("eval_opponents", self.eval_opponents, self.rules)
-        if self.out is not None and (not isinstance(self.out, str) or not self.out or os.path.isdir(self.out)
-                                     or self.out.endswith(("/", os.sep))):
-            raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {self.out!r}")
-        if self.log_dir is True or self.log_dir == "" or not isinstance(self.log_dir, (str, bool, type(None))):
-            raise ValueError(f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), "
-                             f"got {self.log_dir!r}")
+        """Raise ValueError on the first setting out of range (``ppo_settings.check_settings``)."""
+        check_settings(self)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -299,10 +234,211 @@ def network_from_checkpoint(data: dict, path: str = "checkpoint") -> PolicyNet:
 
 
 # ============================================================================ rollout
-# ``ppo_rollouts.Collector`` steps the envs and fills a ``Buffer`` with the learner's decisions:
-# observation, mask, action, behaviour log-probability, value, and the credit of each decision
-# (reward, next decision of the same seat, done). ``LocalRollouts`` collects in a thread of this
-# process, ``RayRollouts`` in Ray actors; both are started with the weights and the pool as numpy.
+SELF = 0  # an env's kind: 0 self-play, 1 + m pool member m (pool_members), then the past snapshots
+
+
+def sample_actions(log_probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row drawn from the masked distribution (masked actions have probability 0)."""
+    return torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
+
+
+# ============================================================================ opponent pool
+def pool_members(config: PpoConfig) -> list[str]:
+    """The frozen agents of the pool, in kind order: ``greedy`` and ``expert`` always (so that kinds
+    keep their numbers whatever the weights), then the other agent specs of ``pool_weights``."""
+    return ["greedy", "expert"] + [spec for spec in config.pool_weights if spec not in ("greedy", "expert", "past")]
+
+
+def kind_name(config: PpoConfig, kind: int) -> str:
+    """``self``, a pool member's spec, or ``past``."""
+    members = pool_members(config)
+    return "self" if kind == SELF else members[kind - 1] if kind <= len(members) else "past"
+
+
+@dataclass
+class Seating:
+    """Who plays in each env: ``kind`` (SELF, 1 + pool member, then past snapshots) and the learner's seat."""
+
+    kind: np.ndarray
+    learner_seat: np.ndarray
+    pending: np.ndarray  # credit bookkeeping, _ppo_kernels
+    carry: np.ndarray
+
+
+def draw_seating(config: PpoConfig, rng: np.random.Generator, seating: Seating, envs: np.ndarray,
+                 snapshots: int, players: int) -> None:
+    """Draw the opponents of a new episode in each of ``envs``: self-play, or (``opponent_mix``)
+    one pool member at every seat but the learner's."""
+    if len(envs) == 0:
+        return
+    weights = [config.pool_weights.get(spec, 0.0) for spec in pool_members(config)]
+    weights += [config.pool_weights.get("past", 0.0) / snapshots] * snapshots if snapshots else []
+    probabilities = np.asarray(weights, dtype=np.float64)
+    pool_game = rng.random(len(envs)) < config.opponent_mix
+    member = rng.choice(len(weights), size=len(envs), p=probabilities / probabilities.sum()) \
+        if probabilities.sum() > 0 else np.zeros(len(envs), dtype=np.int64)
+    seating.kind[envs] = np.where(pool_game, 1 + member, SELF)
+    seating.learner_seat[envs] = rng.integers(0, players, size=len(envs))
+
+
+# ============================================================================ rollout
+@dataclass
+class Buffer:
+    """The learner's decisions of one rollout, in time order."""
+
+    observation: np.ndarray
+    mask: np.ndarray
+    action: np.ndarray
+    log_prob: np.ndarray
+    value: np.ndarray
+    reward: np.ndarray
+    next_decision: np.ndarray
+    done: np.ndarray
+    count: int = 0
+
+    @classmethod
+    def empty(cls, capacity: int, observation_size: int, num_actions: int) -> Buffer:
+        return cls(np.zeros((capacity, observation_size), np.float32), np.zeros((capacity, num_actions), bool),
+                   np.zeros(capacity, np.int64), np.zeros(capacity, np.float32), np.zeros(capacity, np.float32),
+                   np.zeros(capacity, np.float64), np.full(capacity, -1, np.int64), np.zeros(capacity, bool))
+
+
+BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward", "next_decision", "done")
+
+
+class Collector:
+    """Steps the VectorEnv for ``rollout_steps``; the learner acts where the seating says so."""
+
+    def __init__(self, config: PpoConfig, env: VectorEnv, seating: Seating, rng: np.random.Generator,
+                 sampling_seed: int | None = None):
+        self.config, self.env, self.seating, self.rng = config, env, seating, rng
+        capacity = env.num_envs * config.rollout_steps
+        self.buffers = [Buffer.empty(capacity, env.observation_size, env.num_actions) for _ in range(2)]
+        self.turn = 0
+        # the collector's own sampling stream
+        self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
+        self.actions = np.zeros(env.num_envs, dtype=np.int64)
+        self.scratch = np.zeros(L.legal_len(env.combos.num_combos), dtype=np.int64)
+        self.members = pool_members(config)
+        self.agents: dict[int, Agent] = {}  # kind -> the frozen agent (greedy is compiled)
+        for m, spec in enumerate(self.members):
+            if spec != "greedy" and config.pool_weights.get(spec, 0.0) > 0:  # expert is deterministic: seed 0
+                seed = 0 if spec == "expert" else int(rng.integers(2**31))
+                self.agents[1 + m] = make_agent(spec, env.rules, seed=seed)
+        self.game: Game | None = None  # a template for searching agents
+        self.snapshots: list[nn.Module] = []
+        self.pool: list[dict] = []  # the weights of the snapshots
+
+    def load_snapshots(self, pool: list[dict], network: Callable[[], nn.Module]) -> None:
+        """Play the past snapshots ``pool`` (state dicts as numpy), when they changed."""
+        if pool is self.pool:
+            return
+        self.snapshots = [network().eval() for _ in pool]
+        for snapshot, state in zip(self.snapshots, pool):
+            snapshot.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+        self.pool = pool
+
+    def collect(self, net: nn.Module, stats: dict) -> Buffer:
+        """One rollout; per-kind episode chips of the learner are added to ``stats``."""
+        env, seating = self.env, self.seating
+        buffer = self.buffers[self.turn]
+        self.turn ^= 1
+        buffer.count = 0
+        torch.set_num_threads(self.config.threads)
+        # A chain still open from the last rollout continues into a decision no longer in the buffer.
+        seating.pending[seating.pending >= 0] = PK.DROPPED
+        table, rules = env.combos.table, env.combos.rules_array
+        observation, mask, to_act = env.observation, env.action_mask.view(bool), env.to_act
+        for _ in range(self.config.rollout_steps):
+            learner = (seating.kind == SELF) | (to_act == seating.learner_seat)
+            rows = np.flatnonzero(learner)
+            first, m = buffer.count, len(rows)
+            buffer.observation[first:first + m] = observation[rows]
+            buffer.mask[first:first + m] = mask[rows]
+            with torch.no_grad():
+                log_probs, values = net(torch.from_numpy(buffer.observation[first:first + m]),
+                                        torch.from_numpy(buffer.mask[first:first + m]))
+                chosen = sample_actions(log_probs, self.generator)
+                buffer.log_prob[first:first + m] = log_probs.gather(1, chosen[:, None]).squeeze(1).numpy()
+            buffer.value[first:first + m] = values.numpy()
+            buffer.action[first:first + m] = chosen.numpy()
+            self.actions[rows] = buffer.action[first:first + m]
+            PK.record_decisions(rows, to_act[rows], first, seating.pending, seating.carry, buffer.reward,
+                                buffer.next_decision, buffer.done)
+            buffer.count += m
+            if m < env.num_envs:
+                self._opponent_actions(np.flatnonzero(~learner), table, rules)
+            _, _, _, rewards, terminated = env.step(self.actions)
+            PK.assign_rewards(rewards, terminated, self.config.reward_scale, seating.pending, seating.carry,
+                              buffer.reward, buffer.done)
+            ended = np.flatnonzero(terminated)
+            if len(ended):
+                stats["hands"] = stats.get("hands", 0) + len(ended) * env.hands
+                for i in ended:
+                    kind = int(seating.kind[i])
+                    if kind != SELF:
+                        stats.setdefault(kind_name(self.config, kind), []).append(
+                            float(env.episode_net[i, seating.learner_seat[i]]))
+                draw_seating(self.config, self.rng, seating, ended, len(self.snapshots), env.players)
+        return buffer
+
+    def _opponent_actions(self, rows: np.ndarray, table: np.ndarray, rules: np.ndarray) -> None:
+        kind = self.seating.kind[rows]
+        greedy = rows[kind == 1]
+        if len(greedy):
+            PK.greedy_actions(self.env.states, greedy, table, rules, self.scratch, self.actions)
+        for member, agent in self.agents.items():
+            mine = rows[kind == member]
+            if not len(mine):
+                continue
+            if agent.uses_game:
+                for i in mine:
+                    self.actions[i] = agent.act(self.env.observation[i], self.env.action_mask[i], game=self._game(i))
+            else:
+                self.actions[mine] = agent.act_batch(self.env.observation[mine], self.env.action_mask[mine])
+        past_kind = 1 + len(self.members)
+        for j, snapshot in enumerate(self.snapshots):
+            past = rows[kind == past_kind + j]
+            if len(past):
+                with torch.no_grad():
+                    log_probs, _ = snapshot(torch.from_numpy(self.env.observation[past]),
+                                            torch.from_numpy(self.env.action_mask.view(bool)[past]))
+                    self.actions[past] = sample_actions(log_probs, self.generator).numpy()
+
+
+    def _game(self, i: int) -> Game:
+        """Env i's hand as a ``Game`` (a copy), for an agent that searches from it."""
+        if self.game is None:
+            self.game = Game(seed=0, rules=self.env.rules)
+        game = self.game.clone()
+        game.state[:] = self.env.states[i]
+        return game
+
+    def agent_states(self) -> dict:
+        """The frozen agents' random streams (a stochastic one, such as ``random``, must resume exactly)."""
+        return {str(kind): agent.rng.bit_generator.state for kind, agent in self.agents.items()}
+
+    def load_agent_states(self, states: dict) -> None:
+        for kind, state in states.items():
+            self.agents[int(kind)].rng.bit_generator.state = state
+
+
+def make_collector(config: PpoConfig, first_env: int = 0, num_envs: int | None = None,
+                   incarnation: int = 0) -> Collector:
+    """The collector of envs ``first_env ..`` of the run (all of them by default), with their seating
+    and random streams. Env ``first_env + i`` deals exactly as env ``first_env + i`` of one
+    VectorEnv over all the envs would; ``incarnation`` (a Ray worker restarted after it died)
+    deals and draws afresh rather than repeat its first life."""
+    num_envs = config.num_envs if num_envs is None else num_envs
+    seeds = np.random.SeedSequence([config.seed, first_env, incarnation]).generate_state(2, np.uint64)
+    deal_seed = config.seed + first_env if incarnation == 0 else int(seeds[0] >> np.uint64(2))
+    env = VectorEnv(num_envs, RuleSet.from_spec(config.rules), seed=deal_seed, hands=config.hands)
+    seating = Seating(np.zeros(num_envs, np.int64), np.zeros(num_envs, np.int64),
+                      np.full((num_envs, env.players), PK.NO_DECISION, np.int64),
+                      np.zeros((num_envs, env.players), np.float64))
+    rng = np.random.default_rng(seeds)
+    draw_seating(config, rng, seating, np.arange(num_envs), 0, env.players)
+    return Collector(config, env, seating, rng, sampling_seed=int(seeds[1] >> np.uint64(1)))
 
 
 # ============================================================================ GAE and update
@@ -361,225 +497,60 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
     return out
 
 
-def warm_weights(config: PpoConfig, path: str) -> dict:
-    """The weights of the checkpoint ``path`` for a new run of ``config`` to start from;
-    ValueError when it is no PPO checkpoint or its network does not fit the config's."""
-    weights = network_from_checkpoint(load_checkpoint(path), path).state_dict()
-    try:
-        with torch.random.fork_rng(devices=[]):  # a trial network: the run's random numbers stay as they were
-            make_network(config).load_state_dict(weights)
-    except RuntimeError as err:  # "Error(s) in loading state_dict ...:" then the mismatches, one a line
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        raise ValueError(f"warm start {path}: its network does not fit this run's rules, hidden and layers "
-                         f"({lines[min(1, len(lines) - 1)][:200]})") from None
-    return weights
-
-
 # ============================================================================ training loop
-def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
-          notice: Callable[[str], None] = print, max_updates: int | None = None, ray_address: str | None = None,
-          rollout_workers: int = 1, warm_start: str | None = None) -> dict:
-    """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
-    is called after each update; ``max_updates`` stops this call early (a later resume continues).
-    ``warm_start`` starts a new run from the weights of a checkpoint of the same network shape.
-    ``ray_address`` collects with ``rollout_workers`` Ray actors ("local" starts Ray here) instead
-    of a thread of this process; everything else is the same. Outputs: ``config.with_outputs()``
-    (the summary's ``out`` and ``log_dir`` say where they went)."""
-    config.validate()
-    given = config.with_outputs() if config.out is not None else config  # no run folder made yet
-    if given.out is not None:  # the paths the person gave are checked before any work
-        check_output_path(given.out, "out")
-    if given.log_dir:  # False: no logs
-        check_output_path(given.log_dir, "log_dir", folder_only=True)
-        if resume is None and os.path.exists(os.path.join(given.log_dir, "curve.json")):
-            raise ValueError(f"{given.log_dir} already holds the curve.json and logs of another run; give out (--out) "
-                             "in a new or empty folder, or another log_dir, so that this run does not write over them")
-    torch.set_num_threads(config.threads)
-    batch_steps = config.num_envs * config.rollout_steps
-    num_updates = config.updates
+def setup(config: PpoConfig) -> tuple[PolicyNet, torch.optim.Optimizer, torch.Generator]:
+    """The run's network, optimiser and minibatch-order generator, seeded from ``config.seed``."""
     torch.manual_seed(config.seed)
     net = make_network(config)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, eps=1e-5)
-    shuffle = torch.Generator().manual_seed(config.seed + 1)  # the learner's minibatch order
-    if warm_start is not None and resume is None:
-        net.load_state_dict(warm_weights(config, warm_start))
-    data = load_checkpoint(resume, config) if resume is not None else None
-    if data is not None and "optimizer" not in data:
-        raise ValueError(f"{resume} holds a policy for play (exported, without the optimiser and env state); "
-                         "resume from the run's training checkpoint (the config's out)")
-    if data is not None and "rollouts" not in data:
-        raise ValueError(f"{resume} was written before rollout workers kept their own state, and cannot be "
-                         f"resumed; it still plays as ppo:{resume}, or export_policy() it")
-    rollouts = LocalRollouts(config, make_network) if ray_address is None \
-        else RayRollouts(config, make_network, notice, ray_address, rollout_workers)
-    try:  # only now, with every input read and checked, are the output folders made
-        config = config.with_outputs()
-        for folder in {os.path.dirname(os.path.abspath(config.out)), os.path.abspath(config.log_dir or ".")}:
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except OSError as err:
-                raise ValueError(f"cannot write the run's outputs to {folder}: {err.strerror}") from None
-    except BaseException:
-        rollouts.close()
-        raise
-    if num_updates * batch_steps != config.total_steps:
-        notice(f"total_steps {config.total_steps:,} is taken in whole updates of num_envs x rollout_steps = "
-               f"{batch_steps:,} env steps: this run trains {num_updates * batch_steps:,}")
-    pool_states: list[dict] = []
-    pool_version = 0  # changes with pool_states: a worker reloads its snapshots then
-    curve: list[dict] = []
-    update, global_step, elapsed = 0, 0, 0.0
-    if data is not None:
-        net.load_state_dict(data["model"])
-        optimizer.load_state_dict(data["optimizer"])
-        torch.set_rng_state(data["rng"]["torch"])
-        shuffle.set_state(data["rng"]["shuffle"])
-        if len(data["rollouts"]) == len(rollouts.workers):
-            rollouts.load_state(numpy_tree(data["rollouts"]))
-        else:
-            notice(f"{resume} was collected by {len(data['rollouts'])} rollout worker(s), this run has "
-                   f"{len(rollouts.workers)}: the envs start new episodes")
-        pool_states = numpy_tree(list(data["pool"]))
-        pool_version = 1
-        curve = list(data["curve"])
-        update, global_step, elapsed = int(data["update"]), int(data["global_step"]), float(data["elapsed"])
-        notice(f"resumed {resume} at update {update}, {global_step:,} env steps")
-
-    log = ScalarLog(config.log_dir or None, notice, purge_step=global_step if resume else None)
-    if not resume:
-        log.text("config", "```\n" + json.dumps(config.to_dict(), indent=1) + "\n```")
-    evaluating = bool(config.eval_interval and config.eval_opponents)
-    evaluator = BackgroundEval(config.eval_opponents, config.eval_deals, config.eval_seed, config.rules, notice,
-                               config.exploit_minutes) if evaluating or config.exploit_interval else None
-
-    def due(update: int) -> tuple[bool, bool]:
-        """(evaluate, measure exploitability) after this update."""
-        return (evaluating and update % config.eval_interval == 0,
-                bool(config.exploit_interval) and update % config.exploit_interval == 0)
-
-    def submit(evaluate: bool, exploit: bool) -> None:
-        evaluator.submit({"config": config.to_dict(), "model": net.state_dict()}, global_step, elapsed,
-                         evaluate=evaluate, exploit=exploit)
-
-    def checkpoint() -> None:
-        save_checkpoint(config.out, {
-            "config": config.to_dict(), "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-            "rng": {"torch": torch.get_rng_state(), "shuffle": shuffle.get_state()},
-            "rollouts": torch_tree(rollouts.state()),
-            "pool": torch_tree(pool_states), "curve": curve, "update": update, "global_step": global_step,
-            "elapsed": elapsed})
-
-    def record_evaluations(wait: bool) -> None:
-        for point in evaluator.results(wait) if evaluator is not None else []:
-            curve.append(point)
-            if "exploit" in point:  # how much one deviator takes from the policy (ppo_eval)
-                log.add(f"exploit/{'exact_gain' if point['exploit'] == 'exact' else 'gain'}", point["gain"],
-                        point["step"])
-                notice(f"exploitability at {point['step']:,} steps: a best response gains {point['gain']:+.3f} "
-                       f"chips/hand ({point['exploit']})")
-                continue
-            opponent, step, low, high = point["opponent"], point["step"], *point["ci95"]
-            log.add(f"eval/chips_vs_{opponent}", point["chips_per_hand"], step)
-            log.add(f"eval/ci95_low_vs_{opponent}", low, step)
-            log.add(f"eval/ci95_high_vs_{opponent}", high, step)
-            notice(f"eval at {step:,} steps ({point['seconds'] / 60:.1f} min): {point['chips_per_hand']:+.3f} "
-                   f"chips/hand vs {opponent} [{low:+.3f}, {high:+.3f}]")
-
-    opponents = pool_members(config) + ["past"]  # the names of the pool's episode statistics
-    start_update, start_elapsed = update, elapsed
-    evaluated = -1  # the update of the last evaluation submitted
-    session_start = time.perf_counter()
-    last_point: dict = {}
-    in_flight = False  # at most one rollout is being collected
-
-    def start_rollout() -> None:
-        nonlocal in_flight
-        rollouts.start(numpy_tree(net.state_dict()), pool_version, pool_states)
-        in_flight = True
-
-    def finish_rollout() -> tuple[Buffer, dict]:
-        nonlocal in_flight
-        in_flight = False
-        return rollouts.finish()
-
-    def will_continue(count: int) -> bool:
-        return count < num_updates and (max_updates is None or count - start_update < max_updates)
-
-    try:
-        while will_continue(update):
-            if config.max_seconds is not None and elapsed - start_elapsed >= config.max_seconds:
-                notice(f"stopping at the time limit ({config.max_seconds:.0f} s of training in this run)")
-                break
-            tick = time.perf_counter()
-            if config.anneal_lr:
-                optimizer.param_groups[0]["lr"] = config.lr * (1.0 - update / num_updates)
-            if not in_flight:
-                start_rollout()
-            buffer, stats = finish_rollout()
-            wait_seconds = time.perf_counter() - tick
-            # Collect the next rollout meanwhile, unless a checkpoint (a drain point) comes first.
-            if config.overlap and will_continue(update + 1) and (update + 1) % config.checkpoint_interval:
-                start_rollout()
-            torch.set_num_threads(config.threads)
-            net.train()
-            losses = ppo_update(config, net, optimizer, buffer, shuffle)
-            if not all(torch.isfinite(p).all() for p in net.parameters()):
-                raise ValueError(f"the update after {global_step:,} env steps diverged: the weights are no longer "
-                                 "finite numbers (try a smaller lr); this update is not written, and any checkpoint "
-                                 "already written is kept")
-            update += 1
-            global_step += batch_steps
-            seconds = time.perf_counter() - tick
-            elapsed += seconds
-            if config.pool_size and update % config.pool_interval == 0:
-                state = numpy_tree(net.state_dict())
-                pool_states = (pool_states + [state])[-config.pool_size:]
-                pool_version += 1
-            opponent_chips = [c for k in opponents for c in stats.get(k, [])]
-            last_point = {"update": update, "steps_per_second": batch_steps / seconds,
-                          "hands_per_second": stats.get("hands", 0) / seconds, **losses}
-            if opponent_chips:
-                last_point["episode_chips"] = float(np.mean(opponent_chips))
-            session_rate = (update - start_update) * batch_steps / (time.perf_counter() - session_start)
-            for tag, value in (("steps_per_second", batch_steps / seconds), ("steps_per_second_session", session_rate),
-                               ("hands_per_second", stats.get("hands", 0) / seconds),
-                               ("collect_wait_fraction", wait_seconds / seconds),
-                               ("learning_rate", optimizer.param_groups[0]["lr"]), ("elapsed_minutes", elapsed / 60)):
-                log.add(f"charts/{tag}", value, global_step)
-            if opponent_chips:
-                log.add("charts/episode_chips", float(np.mean(opponent_chips)), global_step)
-            for k in opponents:
-                if stats.get(k):
-                    log.add(f"charts/episode_chips_vs_{k}", float(np.mean(stats[k])), global_step)
-            for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction", "explained_variance"):
-                log.add(f"losses/{k}" if k != "policy" else "losses/policy_loss", losses[k], global_step)
-            if evaluator is not None and any(due(update)) and not evaluator.busy:
-                submit(*due(update))
-                evaluated = update
-            record_evaluations(wait=False)
-            if update % config.checkpoint_interval == 0 and not in_flight:
-                checkpoint()
-            if progress:
-                progress(global_step, last_point)
-        if in_flight:  # stopped by the time limit with a rollout in flight: it is dropped
-            finish_rollout()
-        if evaluator is not None and evaluated != update and update > start_update:  # every run ends evaluated
-            record_evaluations(wait=True)
-            submit(evaluating, bool(config.exploit_interval))
-        record_evaluations(wait=True)
-        checkpoint()
-    finally:
-        rollouts.close()
-        if evaluator is not None:
-            evaluator.close()
-        log.close()
-    log.write_json("curve.json", curve)
-    session = time.perf_counter() - session_start
-    return {"out": config.out, "log_dir": config.log_dir or None, "update": update, "global_step": global_step,
-            "elapsed": elapsed, "session_seconds": session,
-            "steps_per_second": (update - start_update) * batch_steps / max(session, 1e-9),
-            "last": last_point, "curve": curve}
+    return net, optimizer, torch.Generator().manual_seed(config.seed + 1)
 
 
-__all__ = ["PpoConfig", "PolicyNet", "train", "make_network", "network_from_checkpoint", "parse_overrides",
-           "save_checkpoint", "load_checkpoint", "export_policy", "plot_curve"]
+def learn(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
+          buffer: Buffer, update: int, global_step: int) -> dict:
+    """Update ``update`` (0-based) of the run on one rollout: the annealed learning rate, then
+    ``ppo_update``; ValueError when the weights stop being finite."""
+    if config.anneal_lr:
+        optimizer.param_groups[0]["lr"] = config.lr * (1.0 - update / config.updates)
+    torch.set_num_threads(config.threads)
+    net.train()
+    losses = ppo_update(config, net, optimizer, buffer, shuffle)
+    if not all(torch.isfinite(p).all() for p in net.parameters()):
+        raise ValueError(f"the update after {global_step:,} env steps diverged: the weights are no longer "
+                         "finite numbers (try a smaller lr); this update is not written, and any checkpoint "
+                         "already written is kept")
+    return losses
+
+
+def add_snapshot(config: PpoConfig, net: PolicyNet, pool: list[dict], update: int) -> list[dict]:
+    """The past snapshots after ``update`` updates: the learner's weights join every ``pool_interval``."""
+    if config.pool_size and update % config.pool_interval == 0:
+        pool = (pool + [{k: v.detach().numpy().copy() for k, v in net.state_dict().items()}])[-config.pool_size:]
+    return pool
+
+
+def train(config: PpoConfig, progress: Callable[[int, dict], None] | None = None) -> PolicyNet:
+    """The algorithm alone, in this process: collect, update, repeat for ``config.updates``
+    updates; returns the network. ``ppo_runner.train`` runs the same steps in the same order
+    (collection overlapped, checkpoints, evaluation, resume) and is what ``tiengow train ppo`` uses."""
+    config.validate()
+    torch.set_num_threads(config.threads)
+    net, optimizer, shuffle = setup(config)
+    collector = make_collector(config)
+    behaviour = make_network(config).eval()  # the policy that collects: a copy of the weights before the update
+    pool: list[dict] = []
+    for update in range(config.updates):
+        behaviour.load_state_dict(net.state_dict())
+        stats: dict = {}
+        buffer = collector.collect(behaviour, stats)
+        losses = learn(config, net, optimizer, shuffle, buffer, update, update * config.batch_steps)
+        pool = add_snapshot(config, net, pool, update + 1)
+        collector.load_snapshots(pool, lambda: make_network(config))
+        if progress:
+            progress((update + 1) * config.batch_steps, {"update": update + 1, **losses})
+    return net
+
+
+__all__ = ["PpoConfig", "PolicyNet", "Buffer", "Collector", "Seating", "SELF", "train", "learn", "setup",
+           "make_network", "make_collector", "network_from_checkpoint", "draw_seating",
+           "pool_members", "kind_name", "ppo_update"]

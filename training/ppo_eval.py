@@ -5,17 +5,20 @@ as ``tiengow eval``) of a snapshot of the learner against each opponent in a spa
 at a lower priority, so training goes on while it plays. At most one evaluation is in flight:
 a new one is skipped while the last still plays (no backlog).
 
-It can also measure how exploitable the snapshot is (``exploit_interval``, ``training/exploit.py``):
-on a rule set small enough for the exact tree, the exact best response's gain against three
-copies of it (a curve point ``{"exploit": "exact", "gain": ...}``); otherwise the duplicate gain
-of an exploiter trained against it for ``exploit_minutes`` (``{"exploit": "learned", "gain",
-"ci95"}``, a lower bound). Curve points of the evaluation have an ``opponent``; these do not.
+It can also measure how exploitable the snapshot is (``exploit_interval``), with the function
+the run is given (``exploit.snapshot_exploitability``, passed in rather than imported: the
+exploiter it trains is itself a PPO run): a curve point ``{"exploit": "exact" or "learned",
+"gain", ...}``. Curve points of the evaluation have an ``opponent``; these do not.
+
+The evaluation process ignores SIGINT (a Ctrl-C at the terminal reaches every process of the
+group): the trainer decides what a signal means (``interrupt.py``) and ends the process itself.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing as mp
 import os
+import signal
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -23,15 +26,20 @@ from typing import Any
 from .ppo_checkpoints import save_checkpoint
 
 
-def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, rules: Any,
-                      exploit_minutes: float | None = None) -> list[dict]:
-    """Runs in the evaluation process: duplicate chips per hand of ``ppo:path`` against each
-    opponent and, with ``exploit_minutes``, its exploitability (module docstring); the snapshot
-    file is removed afterwards."""
+def _evaluation_process() -> None:
+    """The evaluation process's start: a lower priority, and Ctrl-C left to the trainer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(5)  # let training have the cores first
     except OSError:
         pass
+
+
+def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, rules: Any,
+                      exploit_minutes: float | None = None, exploitability: Callable | None = None) -> list[dict]:
+    """Runs in the evaluation process: duplicate chips per hand of ``ppo:path`` against each
+    opponent and, with ``exploit_minutes``, ``exploitability(spec, rules, minutes, seed, deals)``
+    (module docstring); the snapshot file is removed afterwards."""
     import torch
     torch.set_num_threads(1)
     from tiengow.agents.arena import evaluate
@@ -39,16 +47,8 @@ def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, ru
     for opponent in opponents:
         result = evaluate(f"ppo:{path}", opponent, deals, seed=seed, rules=rules, workers=1)
         results.append({"opponent": opponent, "chips_per_hand": result.chips_per_hand, "ci95": result.ci95})
-    if exploit_minutes is not None:
-        # Imported here: exploit.py trains with ppo.py, which imports this module.
-        from .exploit import exact_gain, has_exact_tree, run_exploit
-        if has_exact_tree(rules):
-            results.append({"exploit": "exact", "gain": exact_gain(f"ppo:{path}", rules)["exact_gain"]})
-        else:
-            with tempfile.TemporaryDirectory(prefix="ppo-exploit-") as folder:
-                report = run_exploit(f"ppo:{path}", rules, minutes=exploit_minutes, seed=seed, out=folder,
-                                     deals=deals, curve=False, notice=lambda text: None)
-            results.append({"exploit": "learned", "gain": report["gain"], "ci95": report["ci95"]})
+    if exploit_minutes is not None and exploitability is not None:
+        results.append(exploitability(f"ppo:{path}", rules, exploit_minutes, seed, deals))
     os.unlink(path)
     return results
 
@@ -57,10 +57,11 @@ class BackgroundEval:
     """Duplicate evaluations of snapshots in one spawned worker process (module docstring)."""
 
     def __init__(self, opponents: list[str], deals: int, seed: int, rules: Any, notice: Callable[[str], None],
-                 exploit_minutes: float = 2.0):
+                 exploit_minutes: float = 2.0, exploitability: Callable | None = None):
         self.opponents, self.deals, self.seed, self.rules, self.notice = list(opponents), deals, seed, rules, notice
-        self.exploit_minutes = exploit_minutes
-        self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+        self.exploit_minutes, self.exploitability = exploit_minutes, exploitability
+        self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"),
+                                                               initializer=_evaluation_process)
         self.futures: list[tuple[concurrent.futures.Future, int, float]] = []
 
     @property
@@ -76,7 +77,8 @@ class BackgroundEval:
         os.close(fd)
         save_checkpoint(path, payload)
         future = self.executor.submit(evaluate_snapshot, path, self.opponents if evaluate else [], self.deals,
-                                      self.seed, self.rules, self.exploit_minutes if exploit else None)
+                                      self.seed, self.rules, self.exploit_minutes if exploit else None,
+                                      self.exploitability)
         self.futures.append((future, step, seconds))
 
     def results(self, wait: bool) -> list[dict]:
@@ -100,6 +102,9 @@ class BackgroundEval:
         return points
 
     def close(self) -> None:
+        """Stop: an evaluation still playing is ended (a finished run has collected them all)."""
+        for process in list(getattr(self.executor, "_processes", {}).values()):
+            process.terminate()  # else the interpreter's exit would wait for it
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -113,6 +118,12 @@ def time_to_strength(curve: list[dict]) -> dict[str, dict | None]:
         if first[point["opponent"]] is None and point["ci95"][0] > 0:
             first[point["opponent"]] = {"minutes": round(point["seconds"] / 60, 2), "step": point["step"]}
     return first
+
+
+def machine() -> str:
+    """What the minutes of a curve were measured on: this machine's logical CPUs (the curve is
+    plotted where it was trained)."""
+    return f"{os.cpu_count() or 1} logical CPUs"
 
 
 def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") -> None:
@@ -129,7 +140,7 @@ def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") 
         ax.plot(minutes, [p["chips_per_hand"] for p in points], marker="o", ms=3, label=f"vs {opponent}")
         ax.fill_between(minutes, [p["ci95"][0] for p in points], [p["ci95"][1] for p in points], alpha=0.2)
     ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel("minutes of training (2-core CPU, shared)")
+    ax.set_xlabel(f"minutes of training ({machine()})")
     ax.set_ylabel("duplicate chips per hand (95% CI)")
     steps = max((p["step"] for p in curve), default=0)
     ax.set_title(f"{title}: {steps / 1e6:.0f}M env steps")

@@ -20,7 +20,7 @@ RULES_HELP = "preset name, YAML/TOML file, or JSON object of switches (default: 
 
 def add_parsers(subparsers) -> None:
     """Add ``play`` and ``show`` to the ``tiengow`` sub-command parsers."""
-    from tiengow.agents.infra import int_option
+    from tiengow.options import int_option
     p = subparsers.add_parser("play", help="play one seat against three bots, a match of several hands",
                               description="Play Tien Gow against bots. Type ? during play for help. "
                                           "Input may come from a pipe; end of input ends the match (exit 0).")

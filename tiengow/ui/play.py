@@ -516,7 +516,7 @@ class Match:
             self.out(f"{'You bank' if w == self.me else f'Seat {w} banks'} the next hand.")
 
     def save(self, log: HandLog) -> None:
-        from tiengow.agents.infra import run_dir
+        from tiengow.training.runs import run_dir
         if self.save_dir is None:
             self.save_dir = Path(run_dir("play"))
         self.save_dir.mkdir(parents=True, exist_ok=True)
@@ -539,7 +539,7 @@ def _seed(seed: int, hand: int, seat: int) -> int:
 def save_directory(text: str | None) -> Path | None:
     """The directory for the hand records, checked but not yet made: new or empty (None: the
     default, a new runs/play/DATE-TIME made at the first save)."""
-    from tiengow.agents.infra import check_output_path
+    from tiengow.training.runs import check_output_path
     if text is None:
         check_output_path(os.path.join("runs", "play", "match.jsonl"), "the default save folder")
         return None
@@ -549,7 +549,7 @@ def save_directory(text: str | None) -> Path | None:
 
 def cmd_play(args) -> int:
     """``tiengow play``; ValueError with a message for people on bad arguments."""
-    from tiengow.agents.infra import rules_option
+    from tiengow.options import rules_option
     rules = rules_option(args.rules)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat must be 0..{rules.players - 1} for {rules.players} players, got {args.seat}")

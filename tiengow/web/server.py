@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tiengow.agents.infra import run_dir
+from tiengow.training.runs import run_dir
 
 
 def check_records(text: str | None) -> Path | None:

@@ -1,8 +1,4 @@
-"""Command-line parser and handler for ``tiengow train ppo``.
-
-Wiring (``tiengow/cli.py``): ``add_train_ppo_parser(train_subparsers)`` adds ``ppo`` under
-``tiengow train``. The parser sets ``handler`` = ``cmd_train_ppo`` (``(args) -> exit status``); it raises
-ValueError with a message for people.
+"""``tiengow train ppo`` (``tiengow.training.ppo``, run by ``tiengow.training.ppo_runner``).
 
     tiengow train ppo --config configs/ppo.yaml [--set lr=1e-4 --set num_envs=512 ...]
                       [--out PATH] [--json] [--ray [ADDRESS] --rollout-workers K]
@@ -16,27 +12,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import json
 import os
 import sys
 import time
 from collections.abc import Callable
 
-from tiengow.agents.infra import MAX_WORKERS, int_option, json_text
+from tiengow.agents.infra import json_text
+from tiengow.options import MAX_WORKERS, int_option
+
+from . import PLAIN_INTERVAL, add_config_options, config_overrides
 
 
-def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
+def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
+    """Add ``ppo`` under ``tiengow train``."""
     p = train_subparsers.add_parser("ppo", help="PPO self-play with an opponent pool (configs/ppo.yaml)")
-    p.add_argument("--config", help="YAML config (training.ppo.PpoConfig): a file, or a shipped name (ppo); "
-                                    "default: the built-in defaults, or with --resume the checkpoint's own config")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a config field (repeatable), e.g. --set lr=1e-4 --set max_seconds=600 "
-                        "(max_seconds counts the training time of this run, a resumed one included)")
+    add_config_options(p, "training.ppo.PpoConfig", "ppo", "--set lr=1e-4 --set max_seconds=600 (max_seconds counts "
+                       "the training time of this run, a resumed one included)",
+                       "runs/train-ppo/<timestamp>/ppo.pt, or with --resume the checkpoint's own path")
     p.add_argument("--resume", metavar="CHECKPOINT",
                    help="continue a run exactly from its checkpoint, with the config it stores (plus --set)")
-    p.add_argument("--out", help="checkpoint path (same as --set out=PATH); default: "
-                                 "runs/train-ppo/<timestamp>/ppo.pt, or with --resume the checkpoint's own path")
-    p.add_argument("--json", action="store_true", help="print the run summary as JSON (default: a text summary)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="collect rollouts with Ray actors: on a local Ray instance, or on the cluster at ADDRESS")
     p.add_argument("--rollout-workers", type=int_option(1, MAX_WORKERS), default=None, metavar="K",
@@ -44,19 +38,18 @@ def add_train_ppo_parser(train_subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_train_ppo)
 
 
-PLAIN_INTERVAL = 30.0  # seconds between progress lines when stderr is not a terminal (a log file)
-
-
 def cmd_train_ppo(args: argparse.Namespace) -> int:
     """Train with a live progress bar on a terminal, or plain periodic lines into a log file."""
     from rich.console import Console
 
-    from .ppo import PpoConfig, train
-    from .ppo_eval import plot_curve, time_to_strength
+    from tiengow.training.exploit import snapshot_exploitability
+    from tiengow.training.ppo import PpoConfig
+    from tiengow.training.ppo_eval import plot_curve, time_to_strength
+    from tiengow.training.ppo_runner import RayCollection, train
     if args.rollout_workers is not None and args.ray is None:
         raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
     workers = 2 if args.rollout_workers is None else args.rollout_workers
-    overrides = list(args.set) + ([f"out={json.dumps(args.out)}"] if args.out else [])  # a path as it is, not YAML
+    overrides = config_overrides(args)
     if args.resume is not None and args.config is None:
         config = PpoConfig.for_resume(args.resume, overrides)
     else:
@@ -68,7 +61,8 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
               file=sys.stderr)
     with _progress(console, config.updates * config.num_envs * config.rollout_steps) as advance:
         summary = train(config, resume=args.resume, progress=advance, notice=_notice(console),
-                        ray_address=args.ray, rollout_workers=workers)
+                        ray=None if args.ray is None else RayCollection(args.ray, workers),
+                        exploitability=snapshot_exploitability if config.exploit_interval else None)
     png = None
     if plot and summary["log_dir"] and summary["curve"]:
         png = os.path.join(summary["log_dir"], "curve.png")
@@ -132,13 +126,14 @@ def _progress(console, total_steps: int):
             yield lambda steps, point: progress.update(task, completed=steps,
                                                        description="ppo " + describe(steps, point))
         return
-    start = time.perf_counter()
     last: list = [None, None]  # (time of the last line, the last line not yet printed)
 
     def advance(steps: int, point: dict) -> None:
         now = time.perf_counter()
+        remaining = (f" ({point['remaining_seconds'] / 60:.1f} min left of max_seconds)"
+                     if "remaining_seconds" in point else "")
         line = (f"ppo update {point['update']}: {steps:,}/{total_steps:,} env steps, "
-                f"{(now - start) / 60:.1f} min, {describe(steps, point)}")
+                f"{point['elapsed'] / 60:.1f} min of training{remaining}, {describe(steps, point)}")
         if last[0] is None or now - last[0] >= PLAIN_INTERVAL:
             print(line, file=sys.stderr, flush=True)
             last[:] = [now, None]
@@ -149,5 +144,3 @@ def _progress(console, total_steps: int):
     if last[1] is not None:
         print(last[1], file=sys.stderr, flush=True)
 
-
-__all__ = ["add_train_ppo_parser", "cmd_train_ppo"]

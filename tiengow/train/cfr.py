@@ -1,9 +1,4 @@
-"""Command-line parsers and handlers for ``tiengow train cfr`` and ``tiengow nashconv``.
-
-Wiring (``tiengow/cli.py``): ``add_parsers(sub, train_subparsers)`` adds ``nashconv`` and
-``cfr`` under ``tiengow train``. Every parser it
-adds sets ``handler`` (``cmd_train_cfr`` or ``cmd_nashconv``, each ``(args) -> exit status``);
-handlers raise ValueError with a message for people.
+"""``tiengow train cfr`` and ``tiengow nashconv`` (``tiengow.training.cfr``).
 
     tiengow train cfr --config configs/cfr_micro.yaml [--out PATH] [--algorithm A] [--iterations N]
                       [--log-every N] [--seed S] [--log-dir DIR] [--json]
@@ -16,7 +11,9 @@ import os
 import sys
 import time
 
-from tiengow.agents.infra import check_output_path, int_option, json_text, rules_option, run_dir
+from tiengow.agents.infra import json_text
+from tiengow.options import int_option, rules_option
+from tiengow.training.runs import check_output_path, run_dir
 
 
 def add_parsers(subparsers: argparse._SubParsersAction, train_subparsers: argparse._SubParsersAction) -> None:
@@ -52,8 +49,8 @@ def cmd_train_cfr(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .cfr import CfrConfig, train
-    from .config import read_settings
+    from tiengow.training.cfr import CfrConfig, train
+    from tiengow.training.config import read_settings
     config = CfrConfig.from_file(args.config, algorithm=args.algorithm, iterations=args.iterations,
                                  log_every=args.log_every, seed=args.seed, log_dir=args.log_dir)
     settings = read_settings(args.config)
@@ -113,10 +110,9 @@ def cmd_nashconv(args: argparse.Namespace) -> int:
     """Print the NashConv of a tabular policy (and of the uniform policy) on its exact tree."""
     import os
 
+    from tiengow.training.cfr import load_policy, tabular_policy_for
+    from tiengow.training.cfr_tabular import build_tree, nash_conv
     from tiengow_env.rules import RuleSet
-
-    from .cfr import load_policy, tabular_policy_for
-    from .cfr_tabular import build_tree, nash_conv
     uniform_only = args.policy == "uniform" and not os.path.exists(args.policy)
     loaded = None if uniform_only else load_policy(args.policy)
     if loaded is not None and loaded["kind"] != "tabular":
@@ -149,5 +145,3 @@ def cmd_nashconv(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     return 0
 
-
-__all__ = ["add_parsers", "add_train_cfr_parser", "cmd_train_cfr", "cmd_nashconv"]
