@@ -160,8 +160,8 @@ class Sprt:
         variance = (self.total_sq - self.total**2 / n) / (n - 1) if n > 1 else float("nan")
         sd = math.sqrt(max(variance, 0.0))
         h = self.hypotheses
-        return SprtResult(d0=float(h.d0), d1=float(h.d1), alpha=float(h.alpha), beta=float(h.beta), verdict=self.verdict,
-                          deals=n, llr=self.llr, bounds=list(h.bounds),
+        return SprtResult(d0=float(h.d0), d1=float(h.d1), alpha=float(h.alpha), beta=float(h.beta),
+                          verdict=self.verdict, deals=n, llr=self.llr, bounds=list(h.bounds),
                           fixed_deals=fixed_deals(sd, h) if math.isfinite(sd) else None)
 
 
