@@ -1,7 +1,8 @@
 """How much paired seeds narrow a paired comparison: ``compare`` of two bots that share code
 against one opponent, the correlation of their per-deal scores and the variance of the
-difference. Run it once on a checkout before the change and once after (``--label``); the
-number of deals a paired test needs scales with that variance.
+difference. Run it on a checkout before the change (``--label before``), after it (``--label
+after``), and after it with the baseline's own randomness seeded apart (``--label unpaired``:
+the same deals, independent bots). The deals a paired test needs scale with that variance.
 
     python -m tiengow.benchmarks.paired_seeds --label after --out benchmarks/results/experiments/paired_seeds.json
 """
@@ -17,14 +18,27 @@ import sys
 import numpy as np
 
 from tiengow.agents.arena import compare
+from tiengow.agents.infra import atomic_write
 
-PAIRS = (("pimc:128", "pimc:64", "expert", 300), ("champion", "champion:locate=0", "expert", 120))
+PAIRS = (("pimc:128", "pimc:64", "pimc:16", 150), ("search:0.2", "search:0.1", "pimc:16", 150))
 
 
-def measure(seed: int, workers: int) -> list[dict]:
+def unpair(baseline: str) -> None:
+    """Seed every hand the baseline plays apart from the candidate's (this process only)."""
+    from tiengow.agents import arena
+    play_hand = arena.play_hand
+
+    def apart(game, agents, seed, clock=None):
+        return play_hand(game, agents, seed + 7919 * any(agent.name == baseline for agent in agents), clock)
+    arena.play_hand = apart
+
+
+def measure(seed: int, workers: int, unpaired: bool = False) -> list[dict]:
     """One row per pair: the correlation, the difference's variance and the mean difference."""
     rows = []
     for candidate, baseline, opponent, deals in PAIRS:
+        if unpaired:
+            unpair(baseline)
         result = compare(candidate, baseline, opponent, deals, seed, "standard", workers)
         sd = (result.ci95[1] - result.ci95[0]) / 2 / 1.96 * np.sqrt(deals)
         rows.append({"candidate": candidate, "baseline": baseline, "opponent": opponent, "deals": deals,
@@ -36,7 +50,7 @@ def measure(seed: int, workers: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--label", required=True, help="before or after")
+    parser.add_argument("--label", required=True, choices=("before", "after", "unpaired"))
     parser.add_argument("--seed", type=int, default=45100)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", required=True, help="the experiment record (JSON) to add this label to")
@@ -45,9 +59,9 @@ def main() -> None:
                                                                           "name": "paired_seeds", "runs": {}}
     record["runs"][args.label] = {"command": "python -m tiengow.benchmarks.paired_seeds " + shlex.join(sys.argv[1:]),
                                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                                  "seed": args.seed, "pairs": measure(args.seed, args.workers)}
-    with open(args.out, "w") as f:
-        f.write(json.dumps(record, indent=1) + "\n")
+                                  "seed": args.seed,
+                                  "pairs": measure(args.seed, args.workers, args.label == "unpaired")}
+    atomic_write(args.out, lambda f: f.write((json.dumps(record, indent=1) + "\n").encode()))
 
 
 if __name__ == "__main__":

@@ -419,6 +419,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     except ImportError:
         plot = False
     check_outputs(args.out, "--out", "league", (".json", ".png") if plot else (".json",))  # before, not after
+    _check_record_dir(args.record)
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
@@ -442,6 +443,11 @@ def cmd_league(args: argparse.Namespace) -> int:
                         f"{row['mean_chips_per_hand']:+.3f}")
     console.print(ranking)
     console.print(f"rating: {result['rating']}", soft_wrap=True, highlight=False)
+    if args.record is not None:
+        from tiengow.records import match_record, write_record
+        for match in result["matches"]:
+            write_record(args.record, match_record(args.command_line, match, rules.name, args.seed))
+        print(f"wrote {len(result['matches'])} match records into {args.record}")
     out = args.out if args.out is not None else os.path.join(run_dir("league"), "league")
     atomic_write(out + ".json", lambda f: f.write((json_text(result, indent=1) + "\n").encode()))
     if plot:
@@ -449,6 +455,38 @@ def cmd_league(args: argparse.Namespace) -> int:
         print(f"wrote {out}.json and {out}.png")
     else:
         print(f"wrote {out}.json; no heat map: the PNG needs matplotlib ({install_hint('train')})")
+    return 0
+
+
+@command("ladder")
+def cmd_ladder(args: argparse.Namespace) -> int:
+    """The reference ladder of the shipped bots by sequential tests: records and a Markdown table."""
+    from tiengow import ladder
+    from tiengow.agents.infra import atomic_write, check_output_path, run_dir
+    from tiengow.agents.sprt import parse_hypotheses
+    rules = _rules_arg(args.rules)
+    try:
+        bots = ladder.place(args.bots or [])
+        hypotheses = parse_hypotheses(args.sprt, args.alpha, args.beta)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    for spec in bots:
+        _agent_spec(spec, rules)
+    _check_record_dir(args.record)
+    if args.out is not None:
+        check_output_path(args.out, "--out")
+    folder = args.record if args.record is not None else run_dir("ladder")
+    out = args.out if args.out is not None else os.path.join(folder, "ladder.md")
+
+    def progress(label: str):
+        return _test_progress(args.max_deals, label, hypotheses)
+
+    entries = ladder.run(bots, folder, hypotheses, args.max_deals, args.seed, rules, args.workers, args.ray,
+                         progress=progress)
+    text = ladder.table(entries, out)
+    atomic_write(out, lambda f: f.write(text.encode()))
+    print(text, end="")
+    print(f"wrote {out} and the records in {folder}", file=sys.stderr)
     return 0
 
 
@@ -615,6 +653,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
                                  "(default: runs/league/DATE-TIME/league)")
+    p.add_argument("--record", metavar="DIR", help="also write one JSON record per match into DIR")
+    p = sub.add_parser("ladder", help="the reference ladder of the shipped bots by sequential tests: each bot "
+                       "against the one below it (and champion against ppo), as records and a Markdown table")
+    p.add_argument("--bots", action="append", metavar="SPEC[@BELOW]", help="add a bot right above BELOW (at the top "
+                   "without it); may be given again")
+    p.add_argument("--sprt", default="0,0.3", metavar="D0,D1", help="the bounds of every rung's sequential test, in "
+                   "chips per hand the upper bot gains")
+    p.add_argument("--alpha", type=float, default=0.05, help="the chance of accepting H1 when the gain is D0")
+    p.add_argument("--beta", type=float, default=0.05, help="the chance of accepting H0 when the gain is D1")
+    p.add_argument("--max-deals", type=positive, default=DEFAULT_MAX_DEALS, metavar="N",
+                   help="the most deals of a rung (undecided if no bound is crossed by then)")
+    p.add_argument("--seed", type=natural, default=45000, help="seed of the deals and of the agents")
+    p.add_argument("--rules", help=rules_help)
+    p.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
+                   help="processes (use all cores with the core count)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
+    p.add_argument("--record", metavar="DIR", help="the folder of the rungs' records: a rung whose record is there "
+                   "already is not played again (default: runs/ladder/DATE-TIME)")
+    p.add_argument("--out", metavar="FILE.md", help="the rendered table (default: DIR/ladder.md)")
     p = sub.add_parser("agents", help="list the agent specs: built-in, installed plugins, MODULE:FACTORY")
     p.add_argument("--json", action="store_true", help="print a JSON list of {spec, kind, description}")
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
