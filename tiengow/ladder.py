@@ -61,7 +61,11 @@ def run(ladder: list[str], folder: str, hypotheses: Hypotheses, max_deals: int, 
         if os.path.exists(path):
             with open(path) as f:
                 entries.append((path, json.load(f)))
-            say(f"{candidate} vs {opponent}: kept {path}")
+            test = entries[-1][1].get("sprt") or {}
+            stated = (hypotheses.d0, hypotheses.d1, hypotheses.alpha, hypotheses.beta)
+            other = "" if tuple(test.get(k) for k in ("d0", "d1", "alpha", "beta")) == stated else (
+                " (played at other bounds; delete it to play the rung again)")
+            say(f"{candidate} vs {opponent}: kept {path}{other}")
             continue
         bar, advance, watch = progress(f"{candidate} vs {opponent}") if progress else (None, None, None)
         with bar if bar is not None else contextlib.nullcontext():
