@@ -223,12 +223,10 @@ def _play(candidates: tuple[str, ...], opponent: str, deals: int, seed: int, rul
     spec = ruleset.switches()
     tasks = [(candidates, opponent, spec, seed, lo, min(lo + CHUNK, deals)) for lo in range(0, deals, CHUNK)]
     parts = []
-    chunks = _chunks(tasks, workers, ray_address)
+    chunks = _chunks(tasks, workers, ray_address, progress)
     try:
         for rows in chunks:
             parts.append(rows)
-            if progress:
-                progress(rows.shape[1])
             if test is not None:
                 per_deal = rows[:, :, :, 0].mean(axis=2)
                 stopped = test.feed(per_deal[0] - per_deal[1] if len(candidates) > 1 else per_deal[0])
@@ -242,12 +240,27 @@ def _play(candidates: tuple[str, ...], opponent: str, deals: int, seed: int, rul
     return rows if test is None else rows[:, :test.deals]
 
 
-def _chunks(tasks: list[tuple], workers: int, ray_address: str | None) -> Iterator[np.ndarray]:
-    """Each task's rows, in task order, as soon as it and every task before it are done. Closing
-    the generator early cancels the tasks not yet started (on Ray, the running ones too)."""
+def _chunks(tasks: list[tuple], workers: int, ray_address: str | None,
+            progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    """Each task's rows, in task order, as soon as it and every task before it are done
+    (``progress`` hears of each task's deals as it finishes). Closing the generator early cancels
+    the tasks not yet started (on Ray, the running ones too)."""
     if ray_address is not None:
-        yield from _run_on_ray(tasks, ray_address)
-    elif workers > 1 and len(tasks) > 1:
+        yield from _run_on_ray(tasks, ray_address, progress)
+        return
+    local = _local_chunks(tasks, workers)
+    try:
+        for rows in local:
+            if progress:
+                progress(rows.shape[1])
+            yield rows
+    finally:
+        local.close()  # its pool's futures are cancelled now, not when it is collected
+
+
+def _local_chunks(tasks: list[tuple], workers: int) -> Iterator[np.ndarray]:
+    """``_chunks`` in this process, or in ``workers`` local processes."""
+    if workers > 1 and len(tasks) > 1:
         with worker_pool(min(workers, len(tasks)), "the evaluation") as pool:  # no idle process
             futures = [pool.submit(_play_deals, task) for task in tasks]
             try:
@@ -275,7 +288,7 @@ def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, 
                       sprt=None if test is None else test.result().to_dict())
 
 
-def _run_on_ray(tasks: list[tuple], address: str) -> Iterator[np.ndarray]:
+def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
     """Chunks as Ray tasks, yielded in deal order as they become contiguous. A task that fails
     (its worker died, or it raised) is run again by Ray, up to 3 times; since results are kept
     by chunk index, no deal is lost or counted twice. Closing the generator cancels the rest."""
@@ -287,7 +300,9 @@ def _run_on_ray(tasks: list[tuple], address: str) -> Iterator[np.ndarray]:
     try:
         while following < len(tasks):
             done, _ = ray.wait(list(pending), num_returns=1)
-            finished[pending.pop(done[0])] = ray.get(done[0])
+            finished[pending.pop(done[0])] = rows = ray.get(done[0])
+            if progress:
+                progress(rows.shape[1])
             while following in finished:
                 yield finished.pop(following)
                 following += 1
