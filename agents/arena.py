@@ -5,8 +5,17 @@ and copies of the opponent in the others, so that the luck of the deal cancels. 
 score is the candidate's mean chips over its seatings; the 95% confidence interval is taken
 over deals (normal approximation, ``mean ± 1.96 sd / sqrt(N)``).
 
-Results depend only on the seed and the agents: each deal and each agent's randomness are
-seeded from ``(seed, deal, seating, seat)``, whatever the number of workers.
+Results depend only on the seed and the agents, whatever the number of workers. Each deal is
+seeded from ``(seed, deal)``; each agent is reset for a hand with a seed keyed by ``(seed, deal,
+seating, seat)``, and before each decision its random numbers are keyed afresh by ``(seed, deal,
+seating, seat, decision)`` (the decision's index in the hand): paired seeds, so that two bots that
+share code (``champion`` and ``champion:locate=0``) draw the same numbers wherever their
+computations coincide, however many numbers either drew before. Plugins keep their own generators.
+
+With a sequential test (``agents/sprt.py``) the deals are played in chunks, and the test reads
+the finished chunks in deal order and stops at the first deal whose evidence crosses a bound:
+the verdict and the deals used do not depend on the number of workers either. Chunks not yet
+started are then cancelled (on Ray, running ones too; a local worker finishes the chunk it holds).
 
 A league ranks by a Bradley–Terry rating fitted to the duplicate deals of every match: in the
 match "A against copies of B" a deal counts as a win for A when A's score on it is above zero,
@@ -22,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -32,6 +41,7 @@ from tiengow_env.rules import RuleSet
 
 from .base import Agent, make_agent
 from .infra import connect_ray, install_hint, json_text, worker_pool
+from .sprt import Hypotheses, Sprt, SprtResult
 
 CHUNK = 25  # deals per task sent to a worker
 
@@ -46,9 +56,12 @@ def play_hand(game: Game, agents: list[Agent], seed: int, clock: np.ndarray | No
     on them (this thread's CPU time, so other processes on the machine do not count)."""
     for seat, agent in enumerate(agents):
         agent.reset(int(np.random.SeedSequence([seed, seat]).generate_state(1)[0]))
+    decision = 0
     while not game.is_over:
         seat = game.to_act
         agent = agents[seat]
+        agent.rng = np.random.default_rng([seed, seat, decision])  # paired seeds (module doc)
+        decision += 1
         observation, mask = game.observe()
         start = time.thread_time()
         action = agent.act(observation, mask, game=game if agent.uses_game else None)
@@ -95,12 +108,14 @@ def mean_and_half_width(per_deal: np.ndarray) -> tuple[float, float]:
     return float(per_deal.mean()), half
 
 
-def _play_deals(args: tuple[str, str, dict, int, int, int]) -> np.ndarray:
-    """``play_deals`` as a task: agents given by spec, so that a worker process can build them."""
-    candidate_spec, opponent_spec, rules_spec, seed, first, last = args
+def _play_deals(args: tuple[tuple[str, ...], str, dict, int, int, int]) -> np.ndarray:
+    """``play_deals`` as a task, for each candidate on the same deals: (candidates, deals,
+    seatings, fields). Agents are given by spec, so that a worker process can build them."""
+    candidate_specs, opponent_spec, rules_spec, seed, first, last = args
     rules = RuleSet.from_spec(rules_spec)
     opponents = [make_agent(opponent_spec, rules) for _ in range(rules.players)]
-    return play_deals(make_agent(candidate_spec, rules), opponents, rules, seed, first, last)
+    return np.stack([play_deals(make_agent(spec, rules), opponents, rules, seed, first, last)
+                     for spec in candidate_specs])
 
 
 @dataclass
@@ -123,6 +138,8 @@ class EvalResult:
     ms_per_decision: float = field(default=0.0, compare=False)
     """the candidate's mean CPU time per decision, one-legal-action decisions included (a
     measurement, so results that agree in every figure of play compare equal)"""
+    sprt: dict | None = None
+    """the sequential test of the candidate's score (``agents.sprt.SprtResult`` as a dict), or None"""
 
     def to_json(self) -> str:
         return json_text(asdict(self))
@@ -130,16 +147,21 @@ class EvalResult:
 
 def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
              workers: int = 1, progress: Callable[[int], None] | None = None,
-             ray_address: str | None = None) -> EvalResult:
+             ray_address: str | None = None, sprt: Hypotheses | None = None,
+             watch: Callable[[SprtResult], None] | None = None) -> EvalResult:
     """Duplicate evaluation of ``candidate`` against ``opponent`` (module doc).
 
     ``workers > 1`` runs chunks of deals in local processes; ``ray_address`` runs them as Ray
     tasks instead ("local" starts a Ray instance here, anything else is a cluster address).
     Either way each chunk is a pure function of its deals, so the result is the same.
+
+    With ``sprt``, ``deals`` is the most deals played: the sequential test of the candidate's
+    per-deal score stops the match at its verdict, and ``watch`` sees the test after each chunk.
     """
     ruleset = _checked(deals, rules, candidate, opponent)
-    return _summary(candidate, opponent, _play(candidate, opponent, deals, seed, ruleset, workers, progress,
-                                               ray_address), ruleset, seed)
+    test = None if sprt is None else Sprt(sprt, deals)
+    rows = _play((candidate,), opponent, deals, seed, ruleset, workers, progress, ray_address, test, watch)
+    return _summary(candidate, opponent, rows[0], ruleset, seed, test)
 
 
 @dataclass
@@ -153,6 +175,8 @@ class Comparison:
     ci95: list[float]
     correlation: float
     """of the two candidates' per-deal scores: the higher, the narrower the paired interval"""
+    sprt: dict | None = None
+    """the sequential test of the difference deal by deal, or None"""
 
     def to_json(self) -> str:
         return json_text(asdict(self))
@@ -160,21 +184,24 @@ class Comparison:
 
 def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
             workers: int = 1, progress: Callable[[int], None] | None = None,
-            ray_address: str | None = None) -> Comparison:
+            ray_address: str | None = None, sprt: Hypotheses | None = None,
+            watch: Callable[[SprtResult], None] | None = None) -> Comparison:
     """``candidate`` and ``baseline`` each evaluated against ``opponent`` on the same deals
     (the same seeds, so the opponents' own randomness is the same too), and the candidate's
     score minus the baseline's, deal by deal. The two runs share the luck of the deal, so the
     paired interval is narrower than the two separate intervals suggest: the way to tell
-    whether a change to a bot helped."""
+    whether a change to a bot helped. With ``sprt``, the sequential test is of that difference."""
     ruleset = _checked(deals, rules, candidate, opponent, baseline)
-    mine = _play(candidate, opponent, deals, seed, ruleset, workers, progress, ray_address)
-    theirs = _play(baseline, opponent, deals, seed, ruleset, workers, progress, ray_address)
+    test = None if sprt is None else Sprt(sprt, deals)
+    mine, theirs = _play((candidate, baseline), opponent, deals, seed, ruleset, workers, progress, ray_address,
+                         test, watch)
     a, b = mine[:, :, 0].mean(axis=1), theirs[:, :, 0].mean(axis=1)
     mean, half = mean_and_half_width(a - b)
     return Comparison(candidate=_summary(candidate, opponent, mine, ruleset, seed),
                       baseline=_summary(baseline, opponent, theirs, ruleset, seed), difference=mean,
                       ci95=[mean - half, mean + half],
-                      correlation=float(np.corrcoef(a, b)[0, 1]) if a.std() * b.std() > 0 else float("nan"))
+                      correlation=float(np.corrcoef(a, b)[0, 1]) if a.std() * b.std() > 0 else float("nan"),
+                      sprt=None if test is None else test.result().to_dict())
 
 
 def _checked(deals: int, rules: object, *specs: str) -> RuleSet:
@@ -187,29 +214,68 @@ def _checked(deals: int, rules: object, *specs: str) -> RuleSet:
     return ruleset
 
 
-def _play(candidate: str, opponent: str, deals: int, seed: int, ruleset: RuleSet, workers: int,
-          progress: Callable[[int], None] | None, ray_address: str | None) -> np.ndarray:
-    """``play_deals`` rows (deals, seatings, fields) of every deal, in deal order."""
+def _play(candidates: tuple[str, ...], opponent: str, deals: int, seed: int, ruleset: RuleSet, workers: int,
+          progress: Callable[[int], None] | None, ray_address: str | None, test: Sprt | None = None,
+          watch: Callable[[SprtResult], None] | None = None) -> np.ndarray:
+    """``play_deals`` rows (candidates, deals, seatings, fields) of every deal, in deal order.
+    With ``test``, each finished chunk's per-deal scores (the first candidate's, or the first's
+    minus the second's) are fed to it in deal order, and the deals stop at its verdict."""
     spec = ruleset.switches()
-    tasks = [(candidate, opponent, spec, seed, lo, min(lo + CHUNK, deals)) for lo in range(0, deals, CHUNK)]
+    tasks = [(candidates, opponent, spec, seed, lo, min(lo + CHUNK, deals)) for lo in range(0, deals, CHUNK)]
     parts = []
+    chunks = _chunks(tasks, workers, ray_address, progress)
+    try:
+        for rows in chunks:
+            parts.append(rows)
+            if test is not None:
+                per_deal = rows[:, :, :, 0].mean(axis=2)
+                stopped = test.feed(per_deal[0] - per_deal[1] if len(candidates) > 1 else per_deal[0])
+                if watch:
+                    watch(test.result())
+                if stopped:
+                    break
+    finally:
+        chunks.close()  # cancels the chunks not needed any more
+    rows = np.concatenate(parts, axis=1)
+    return rows if test is None else rows[:, :test.deals]
+
+
+def _chunks(tasks: list[tuple], workers: int, ray_address: str | None,
+            progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    """Each task's rows, in task order, as soon as it and every task before it are done
+    (``progress`` hears of each task's deals as it finishes). Closing the generator early cancels
+    the tasks not yet started (on Ray, the running ones too)."""
     if ray_address is not None:
-        parts = _run_on_ray(tasks, ray_address, progress)
-    elif workers > 1 and len(tasks) > 1:
+        yield from _run_on_ray(tasks, ray_address, progress)
+        return
+    local = _local_chunks(tasks, workers)
+    try:
+        for rows in local:
+            if progress:
+                progress(rows.shape[1])
+            yield rows
+    finally:
+        local.close()  # its pool's futures are cancelled now, not when it is collected
+
+
+def _local_chunks(tasks: list[tuple], workers: int) -> Iterator[np.ndarray]:
+    """``_chunks`` in this process, or in ``workers`` local processes."""
+    if workers > 1 and len(tasks) > 1:
         with worker_pool(min(workers, len(tasks)), "the evaluation") as pool:  # no idle process
-            for rows in pool.map(_play_deals, tasks):
-                parts.append(rows)
-                if progress:
-                    progress(len(rows))
+            futures = [pool.submit(_play_deals, task) for task in tasks]
+            try:
+                for future in futures:
+                    yield future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
     else:
         for task in tasks:
-            parts.append(_play_deals(task))
-            if progress:
-                progress(len(parts[-1]))
-    return np.concatenate(parts)
+            yield _play_deals(task)
 
 
-def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, seed: int) -> EvalResult:
+def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, seed: int,
+             test: Sprt | None = None) -> EvalResult:
     per_deal = rows[:, :, 0].mean(axis=1)
     mean, half = mean_and_half_width(per_deal)
     return EvalResult(candidate=candidate, opponent=opponent, deals=len(rows), hands=len(rows) * ruleset.players,
@@ -218,24 +284,31 @@ def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, 
                       chips_by_seat=[float(v) for v in rows[:, :, 3:3 + ruleset.players].mean(axis=(0, 1))],
                       rules=ruleset.name, seed=seed, deals_won=int((per_deal > 0).sum()),
                       deals_lost=int((per_deal < 0).sum()),
-                      ms_per_decision=1000 * float(rows[:, :, -1].sum() / max(rows[:, :, -2].sum(), 1)))
+                      ms_per_decision=1000 * float(rows[:, :, -1].sum() / max(rows[:, :, -2].sum(), 1)),
+                      sprt=None if test is None else test.result().to_dict())
 
 
-def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> list[np.ndarray]:
-    """Chunks as Ray tasks, collected as they finish and put back in deal order. A task that
-    fails (its worker died, or it raised) is run again by Ray, up to 3 times; since results are
-    kept by chunk index, no deal is lost or counted twice."""
+def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    """Chunks as Ray tasks, yielded in deal order as they become contiguous. A task that fails
+    (its worker died, or it raised) is run again by Ray, up to 3 times; since results are kept
+    by chunk index, no deal is lost or counted twice. Closing the generator cancels the rest."""
     ray = connect_ray(address)
     remote = ray.remote(max_retries=3, retry_exceptions=True)(_play_deals)
     pending = {remote.remote(task): i for i, task in enumerate(tasks)}
-    parts: list[np.ndarray | None] = [None] * len(tasks)
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        rows = ray.get(done[0])
-        parts[pending.pop(done[0])] = rows
-        if progress:
-            progress(len(rows))
-    return parts
+    finished: dict[int, np.ndarray] = {}
+    following = 0
+    try:
+        while following < len(tasks):
+            done, _ = ray.wait(list(pending), num_returns=1)
+            finished[pending.pop(done[0])] = rows = ray.get(done[0])
+            if progress:
+                progress(rows.shape[1])
+            while following in finished:
+                yield finished.pop(following)
+                following += 1
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
 
 
 def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standard", workers: int = 1,

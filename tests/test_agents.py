@@ -148,7 +148,7 @@ def test_cli_eval_with_a_baseline_prints_both_and_the_paired_difference(capsys):
     assert out.count("chips per hand") == 3 and "expert minus greedy, deal by deal" in out
     assert main(["eval", "expert", "--baseline", "greedy", "--vs", "random", "--deals", "8", "--json"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert {"candidate", "baseline", "difference", "ci95", "correlation"} == set(line)
+    assert {"candidate", "baseline", "difference", "ci95", "correlation", "sprt"} == set(line) and line["sprt"] is None
     assert main(["eval", "expert", "--baseline", "nobody", "--vs", "random", "--deals", "8"]) == 2
     assert "unknown agent" in capsys.readouterr().err
 

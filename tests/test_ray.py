@@ -24,6 +24,14 @@ def test_eval_on_ray_equals_local(local_ray):
     assert evaluate("greedy", "random", deals=60, seed=9, ray_address="local") == local
 
 
+def test_a_sequential_test_on_ray_stops_where_the_local_one_does(local_ray):
+    """Chunks finish in any order on Ray; the test reads them in deal order, and the rest are cancelled."""
+    from tiengow.agents.sprt import Hypotheses
+    local = evaluate("expert", "greedy", deals=2000, seed=45010, sprt=Hypotheses(0.5, 1.0))
+    assert evaluate("expert", "greedy", deals=2000, seed=45010, sprt=Hypotheses(0.5, 1.0), ray_address="local") == local
+    assert local.deals < 2000 and local.sprt["verdict"] != "undecided"
+
+
 def test_killed_workers_are_retried_without_losing_or_double_counting(local_ray):
     local = evaluate("expert", "greedy", deals=100, seed=3)
     killed = []

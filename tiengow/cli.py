@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -290,20 +291,37 @@ def _agent_spec(text: str, rules) -> str:
 @command("eval")
 def cmd_eval(args: argparse.Namespace) -> int:
     """Duplicate evaluation of one agent against copies of another (with --baseline, of two
-    agents on the same deals, and the difference between them)."""
+    agents on the same deals, and the difference between them); with --sprt, a sequential test
+    that stops the match at its verdict."""
     from tiengow.agents.arena import compare, evaluate
     rules = _rules_arg(args.rules)
     _agent_spec(args.candidate, rules), _agent_spec(args.vs, rules)
     if args.baseline is not None:
         _agent_spec(args.baseline, rules)
-    runs = 1 if args.baseline is None else 2
-    progress, advance = _progress_bar(runs * args.deals, f"{args.candidate} vs {args.vs}")
+    hypotheses = _hypotheses(args)
+    _check_record_dir(args.record)
+    deals = args.deals if hypotheses is None else args.max_deals
+    label = f"{args.candidate} vs {args.vs}"
+    progress, advance, watch = _test_progress(deals, label, hypotheses)
     with progress:
         if args.baseline is None:
-            result = evaluate(args.candidate, args.vs, args.deals, args.seed, rules, args.workers, advance, args.ray)
+            result = evaluate(args.candidate, args.vs, deals, args.seed, rules, args.workers, advance, args.ray,
+                              hypotheses, watch)
         else:
-            result = compare(args.candidate, args.baseline, args.vs, args.deals, args.seed, rules, args.workers,
-                             advance, args.ray)
+            result = compare(args.candidate, args.baseline, args.vs, deals, args.seed, rules, args.workers,
+                             advance, args.ray, hypotheses, watch)
+    if args.record is not None:
+        from dataclasses import asdict
+
+        from tiengow.records import match_record, write_record
+        if args.baseline is None:
+            record = match_record(args.command_line, asdict(result), rules.name, args.seed)
+        else:
+            record = match_record(args.command_line, asdict(result.candidate), rules.name, args.seed,
+                                  asdict(result.baseline), {"mean": result.difference, "ci95": result.ci95,
+                                                            "sprt": result.sprt})
+        path = write_record(args.record, record)
+        print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(result.to_json())
         return 0
@@ -318,7 +336,69 @@ def cmd_eval(args: argparse.Namespace) -> int:
         lo, hi = result.ci95
         print(f"{args.candidate} minus {args.baseline}, deal by deal: {result.difference:+.3f} chips per hand   "
               f"95% CI [{lo:+.3f}, {hi:+.3f}]  ({_verdict(lo, hi)}; the runs correlate at {result.correlation:.2f})")
+    if result.sprt is not None:
+        print(_sprt_summary(result.sprt, "the difference" if args.baseline else "the score"))
     return 0
+
+
+def _hypotheses(args: argparse.Namespace):
+    """The sequential test's hypotheses of ``--sprt D0,D1 --alpha --beta``, or None without --sprt;
+    UsageError for options that only make sense with it, or --deals given with it."""
+    from tiengow.agents.sprt import parse_hypotheses
+    if args.sprt is None:
+        for option, value in (("--alpha", args.alpha), ("--beta", args.beta), ("--max-deals", args.max_deals)):
+            if value is not None:
+                raise UsageError(f"{option} is an option of the sequential test: give --sprt D0,D1 too")
+        return None
+    if getattr(args, "deals_given", False):
+        raise UsageError("with --sprt the test decides how many deals to play; give the most it may play as "
+                         "--max-deals N, not --deals")
+    args.max_deals = args.max_deals or DEFAULT_MAX_DEALS
+    try:
+        return parse_hypotheses(args.sprt, 0.05 if args.alpha is None else args.alpha,
+                                0.05 if args.beta is None else args.beta)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+DEFAULT_MAX_DEALS = 10_000  # with --sprt: about 3 times the deals a fixed test of 0 against a third of a chip needs
+
+
+def _test_progress(total: int, label: str, hypotheses):
+    """A progress bar (``_progress_bar``) that, with a sequential test, also shows the LLR
+    against its bounds: returns the bar, its advance(n) and the watch(test) that updates it."""
+    progress, advance = _progress_bar(total, label)
+    if hypotheses is None:
+        return progress, advance, None
+    lower, upper = hypotheses.bounds
+
+    def watch(test) -> None:
+        progress.update(progress.task_ids[0], description=f"{label}: LLR {test.llr:+.2f} in [{lower:+.2f}, "
+                                                          f"{upper:+.2f}] after {test.deals:,} deals")
+    return progress, advance, watch
+
+
+def _sprt_summary(test: dict, what: str) -> str:
+    """The verdict of a sequential test in one line, with the deals a fixed-size test would need."""
+    verdict = {"H1": f"H1 accepted: {what} is at least {test['d1']:+g} chips per hand",
+               "H0": f"H0 accepted: {what} is at most {test['d0']:+g} chips per hand",
+               "undecided": f"undecided after the most deals allowed (--max-deals {test['deals']:,})"}[test["verdict"]]
+    fixed = "" if test["fixed_deals"] is None else (f"; a fixed-size test of the same power would need "
+                                                    f"{test['fixed_deals']:,}")
+    return (f"SPRT ({test['d0']:g}, {test['d1']:g}; alpha {test['alpha']:g}, beta {test['beta']:g}): {verdict}, "
+            f"after {test['deals']:,} deals (LLR {test['llr']:+.2f}, bounds [{test['bounds'][0]:+.2f}, "
+            f"{test['bounds'][1]:+.2f}]{fixed})")
+
+
+def _check_record_dir(folder: str | None) -> None:
+    """Before any work: UsageError unless ``--record DIR`` is a folder that takes new files."""
+    if folder is None:
+        return
+    from tiengow.training.runs import check_output_path
+    try:
+        check_output_path(folder, "--record", folder_only=True)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def _verdict(lo: float, hi: float) -> str:
@@ -340,6 +420,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     except ImportError:
         plot = False
     check_outputs(args.out, "--out", "league", (".json", ".png") if plot else (".json",))  # before, not after
+    _check_record_dir(args.record)
     pairs = len(args.agents) * (len(args.agents) - 1)
     progress, advance = _progress_bar(pairs * args.deals, "league")
     with progress:
@@ -363,6 +444,11 @@ def cmd_league(args: argparse.Namespace) -> int:
                         f"{row['mean_chips_per_hand']:+.3f}")
     console.print(ranking)
     console.print(f"rating: {result['rating']}", soft_wrap=True, highlight=False)
+    if args.record is not None:
+        from tiengow.records import match_record, write_record
+        for match in result["matches"]:
+            write_record(args.record, match_record(args.command_line, match, rules.name, args.seed))
+        print(f"wrote {len(result['matches'])} match records into {args.record}")
     out = args.out if args.out is not None else os.path.join(run_dir("league"), "league")
     atomic_write(out + ".json", lambda f: f.write((json_text(result, indent=1) + "\n").encode()))
     if plot:
@@ -370,6 +456,39 @@ def cmd_league(args: argparse.Namespace) -> int:
         print(f"wrote {out}.json and {out}.png")
     else:
         print(f"wrote {out}.json; no heat map: the PNG needs matplotlib ({install_hint('train')})")
+    return 0
+
+
+@command("ladder")
+def cmd_ladder(args: argparse.Namespace) -> int:
+    """The reference ladder of the shipped bots by sequential tests: records and a Markdown table."""
+    from tiengow import ladder
+    from tiengow.agents.infra import atomic_write
+    from tiengow.training.runs import check_output_path, run_dir
+    from tiengow.agents.sprt import parse_hypotheses
+    rules = _rules_arg(args.rules)
+    try:
+        bots = ladder.place(args.bots or [])
+        hypotheses = parse_hypotheses(args.sprt, args.alpha, args.beta)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    for spec in bots:
+        _agent_spec(spec, rules)
+    _check_record_dir(args.record)
+    if args.out is not None:
+        check_output_path(args.out, "--out")
+    folder = args.record if args.record is not None else run_dir("ladder")
+    out = args.out if args.out is not None else os.path.join(folder, "ladder.md")
+
+    def progress(label: str):
+        return _test_progress(args.max_deals, label, hypotheses)
+
+    entries = ladder.run(bots, folder, hypotheses, args.max_deals, args.seed, rules, args.workers, args.ray,
+                         progress=progress)
+    text = ladder.table(entries, out)
+    atomic_write(out, lambda f: f.write(text.encode()))
+    print(text, end="")
+    print(f"wrote {out} and the records in {folder}", file=sys.stderr)
     return 0
 
 
@@ -439,6 +558,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """The web app: play, watch, replay and league views in the browser (tiengow/web)."""
     from .web.server import serve
     return serve(args.host, args.port, args.records)
+
+
+class Given(argparse.Action):
+    """Stores the value and notes that the option was given (``deals_given``), so that a default
+    can be told from the same value typed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, self.dest + "_given", True)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -517,13 +645,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vs", required=True, help="opponent " + agent_help)
     p.add_argument("--baseline", metavar="SPEC", help="a second candidate, evaluated on the same deals: prints "
                    "both and the difference deal by deal, with its (narrower) paired 95%% CI")
-    p.add_argument("--deals", type=positive, default=1000, help="deals, each played once per seat")
+    p.add_argument("--deals", type=positive, action=Given, default=1000, help="deals, each played once per seat")
     p.add_argument("--seed", type=natural, default=0, help="seed of the deals and of the agents")
     p.add_argument("--rules", help=rules_help)
     p.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
                    help="processes (use all cores with the core count)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--sprt", metavar="D0,D1", help="a sequential test (Wald's SPRT, fishtest's normal "
+                   "approximation) of the score, or with --baseline of the difference, in chips per hand: "
+                   "H0: mean <= D0 against H1: mean >= D1; the match stops at the verdict (docs/evaluation.md)")
+    p.add_argument("--alpha", type=float, help="with --sprt: the chance of accepting H1 when the mean is D0 "
+                   "(default: 0.05)")
+    p.add_argument("--beta", type=float, help="with --sprt: the chance of accepting H0 when the mean is D1 "
+                   "(default: 0.05)")
+    p.add_argument("--max-deals", type=positive, metavar="N", help="with --sprt: the most deals to play; "
+                   f"undecided if no bound is crossed by then (default: {DEFAULT_MAX_DEALS:,})")
+    p.add_argument("--record", metavar="DIR", help="write the match's JSON record into DIR (the project's own are "
+                   "in benchmarks/results/matches)")
     p = sub.add_parser("league", help="every ordered pair of agents through eval: cross table and rating")
     p.add_argument("agents", nargs="+", help="two or more agent specs (as for eval)")
     p.add_argument("--deals", type=positive, default=500, help="deals per ordered pair")
@@ -534,6 +673,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
     p.add_argument("--out", help="output path without extension, for OUT.json and OUT.png "
                                  "(default: runs/league/DATE-TIME/league)")
+    p.add_argument("--record", metavar="DIR", help="also write one JSON record per match into DIR")
+    p = sub.add_parser("ladder", help="the reference ladder of the shipped bots by sequential tests: each bot "
+                       "against the one below it (and champion against ppo), as records and a Markdown table")
+    p.add_argument("--bots", action="append", metavar="SPEC[@BELOW]", help="add a bot right above BELOW (at the top "
+                   "without it); may be given again")
+    p.add_argument("--sprt", default="0,0.3", metavar="D0,D1", help="the bounds of every rung's sequential test, in "
+                   "chips per hand the upper bot gains")
+    p.add_argument("--alpha", type=float, default=0.05, help="the chance of accepting H1 when the gain is D0")
+    p.add_argument("--beta", type=float, default=0.05, help="the chance of accepting H0 when the gain is D1")
+    p.add_argument("--max-deals", type=positive, default=DEFAULT_MAX_DEALS, metavar="N",
+                   help="the most deals of a rung (undecided if no bound is crossed by then)")
+    p.add_argument("--seed", type=natural, default=45000, help="seed of the deals and of the agents")
+    p.add_argument("--rules", help=rules_help)
+    p.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
+                   help="processes (use all cores with the core count)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help=ray_help)
+    p.add_argument("--record", metavar="DIR", help="the folder of the rungs' records: a rung whose record is there "
+                   "already is not played again (default: runs/ladder/DATE-TIME)")
+    p.add_argument("--out", metavar="FILE.md", help="the rendered table (default: DIR/ladder.md)")
     p = sub.add_parser("agents", help="list the agent specs (built-in, installed plugins, MODULE:FACTORY), or "
                                       "resolve one and show its config")
     p.add_argument("spec", nargs="?", help="an agent spec to resolve, such as pimc:64:epsilon=0.5")
@@ -573,6 +731,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help, --version, or a bad option (already explained on stderr)
         return int(done.code or 0)
+    args.command_line = "tiengow " + shlex.join(sys.argv[1:] if argv is None else argv)  # for records
 
     def work() -> int:
         if args.command not in NO_CORE:
