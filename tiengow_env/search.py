@@ -139,8 +139,8 @@ def _check(game: Game, policy: str, endgame: int, epsilon: float, own_epsilon: f
     return epsilons
 
 
-def discard_events(game: Game, every: bool = False) -> np.ndarray:
-    """What the acting seat knows of the other seats' discards: int64 (E, 3), one row per
+def discard_events(game: Game, every: bool = False, seat: int | None = None) -> np.ndarray:
+    """What the acting seat (or ``seat``) knows of the other seats' discards: int64 (E, 3), one row per
     discard decision (not early death) of another seat, in play order, as (seat, the
     combination id it did not beat, the physical tiles it has put face up since). The seat's
     hand then held at least those tiles and its hand now. Unless ``every``, a discard that
@@ -148,7 +148,8 @@ def discard_events(game: Game, every: bool = False) -> np.ndarray:
     ``game.tricks``, seat, kind and face-up tiles only: the discarded tiles stay hidden. A
     ``Game`` whose state was set from outside (as the vector env's and the trainers' copies
     are) has no tricks before that point, so there is nothing to infer from them."""
-    observer, table = game.to_act, game.combos.table
+    observer = game.to_act if seat is None else seat
+    table = game.combos.table
     rows = []
     shown = [[] for _ in range(game.players)]  # tile types each seat has put face up so far
     for trick in game.tricks:
@@ -171,14 +172,14 @@ def discard_events(game: Game, every: bool = False) -> np.ndarray:
     return np.array(events, dtype=np.int64).reshape(-1, 3)
 
 
-def _inference(game: Game, infer: float) -> tuple[np.ndarray, float]:
+def _inference(game: Game, infer: float, seat: int | None = None) -> tuple[np.ndarray, float]:
     """(``discard_events``, the probability a world that contradicts one of them is kept)."""
     if not 0.0 <= infer <= 1.0:  # also refuses nan
         raise ValueError(f"infer must be a probability from 0 to 1, got {infer!r}")
     keep = 0.0 if game.rules.must_beat_if_able else float(infer)
     if keep >= 1.0:
         return np.zeros((0, 3), dtype=np.int64), 1.0
-    return discard_events(game), keep
+    return discard_events(game, seat=seat), keep
 
 
 def _rng(seed: int) -> np.ndarray:
@@ -463,25 +464,31 @@ def endgame_values(game: Game, workspace: Workspace | None = None) -> tuple[np.n
 
 
 def sample_worlds(game: Game, samples: int, beta: float = 0.0, seed: int = 0,
-                  workspace: Workspace | None = None, infer: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+                  workspace: Workspace | None = None, infer: float = 1.0,
+                  seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(``samples`` worlds as states (samples, S_LEN), their normalised weights).
 
     Uniform weights with ``beta = 0``; else each world's weight is proportional to the
     likelihood of the other seats' face-down tiles under the softened expert. The worlds are
-    drawn as the searches draw them (``infer``, and the hard fact of ``must_beat_if_able``).
+    drawn as the searches draw them (``infer``, and the hard fact of ``must_beat_if_able``),
+    from what the acting seat knows, or ``seat`` (any seat: OpenSpiel resamples for any player).
     """
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to sample")
-    events, keep = _inference(game, infer)
+    if seat is None:
+        seat = game.to_act
+    elif not is_integer(seat) or not 0 <= seat < game.players:
+        raise ValueError(f"seat must be a seat 0..{game.players - 1}, got {seat!r}")
+    events, keep = _inference(game, infer, int(seat))
     ws = _workspace(game, workspace)
     rng = _rng(seed)
     worlds = np.zeros((samples, S_LEN), dtype=np.int64)
     log_weights = np.zeros(samples, dtype=np.float64)
     for i in range(samples):
-        SK.draw_world(game.state, game.to_act, events, keep, game.rules.discards_face_up, game.combos.table,
+        SK.draw_world(game.state, int(seat), events, keep, game.rules.discards_face_up, game.combos.table,
                       game.combos.rules_array, rng, worlds[i])
         if beta > 0:
-            log_weights[i] = SK.discard_log_likelihood(worlds[i], game.to_act, float(beta), ws.singles,
+            log_weights[i] = SK.discard_log_likelihood(worlds[i], int(seat), float(beta), ws.singles,
                                                        game.combos.table, game.combos.rules_array)
     weights = np.exp(log_weights - log_weights.max())
     return worlds, weights / weights.sum()
