@@ -53,7 +53,7 @@ from .game import Game, longest_hand
 from .observation import ObservationLayout
 from .rules import PRESETS, RuleSet
 from .search import Workspace, sample_worlds
-from .tiles import NAMES, NUM_TYPES, mask_types
+from .tiles import NAMES, NUM_TYPES, mask_types, parse_type
 from .tree import count_deals, deal_weights
 
 GAME_NAME = "python_tiengow"
@@ -167,6 +167,23 @@ class TienGowGame(pyspiel.Game):
 
     def new_initial_state(self) -> TienGowState:
         return TienGowState(self)
+
+    def state_of(self, game: Game) -> TienGowState:
+        """The state of this game that has ``game``'s banker, deal and decisions (every tile: for an
+        agent, follow it with ``resample_from_infostate``). ValueError if ``game`` has other rules
+        or banker, or was not played from its deal by ``step``/``play``."""
+        setup = self.setup
+        if game.rules.switches() != setup.rules.switches():
+            raise ValueError(f"this {GAME_NAME} game has rules {setup.rules.name!r}, not {game.rules.name!r}")
+        if setup.banker is not None and setup.banker != game.banker:
+            raise ValueError(f"this {GAME_NAME} game has banker seat {setup.banker}, not seat {game.banker}")
+        dealt = [tuple(sorted(parse_type(name) for name in game.dealt(s))) for s in range(game.players)]
+        state = _dealt_state(self, game.banker, dealt)
+        for action in game.history:
+            state.apply_action(action)
+        if not np.array_equal(state._hand.game.state, game.state):
+            raise ValueError("the game's decisions do not lead to its state (it was set from outside)")
+        return state
 
     def max_chance_nodes_in_history(self) -> int:
         dealt = 1 if self.setup.deals is not None else (self.setup.rules.players - 1) * self.setup.rules.hand_size
@@ -347,14 +364,7 @@ class TienGowState(pyspiel.State):
         dealt = [tuple(sorted(mask_types(int(world[L.S_DEALT + s])))) for s in range(rules.players)]
         rng = np.random.default_rng(seed)
         down = [list(rng.permutation(sorted(mask_types(int(world[L.S_DOWN + s]))))) for s in range(rules.players)]
-        state = self.get_game().new_initial_state()
-        if setup.banker is None:
-            state.apply_action(hand.banker)
-        if setup.deals is not None:
-            state.apply_action(setup.deal_index[dealt])
-        else:
-            for t in itertools.chain.from_iterable(dealt[:-1]):
-                state.apply_action(t)
+        state = _dealt_state(self.get_game(), hand.banker, dealt)
         for seat, action in zip(hand.seats, hand.game.history):
             if state.current_player() != seat:  # e.g. the world deals One Red Dot: not this hand
                 return None
@@ -376,6 +386,21 @@ class TienGowState(pyspiel.State):
         plays = " ".join(f"{s}:{hand.setup.tokens[a]}" for s, a in zip(hand.seats, game.history))
         over = f"; over, net {game.net().tolist()}" if game.is_over else ""
         return f"banker {game.banker}; hands {hands}; plays {plays}{over}"
+
+
+def _dealt_state(game: TienGowGame, banker: int, dealt: list[tuple[int, ...]]) -> TienGowState:
+    """A new state of ``game`` through its chance nodes: ``banker``, then the hands ``dealt``
+    (sorted tile types per seat)."""
+    setup = game.setup
+    state = game.new_initial_state()
+    if setup.banker is None:
+        state.apply_action(banker)
+    if setup.deals is not None:
+        state.apply_action(setup.deal_index[tuple(dealt)])
+    else:
+        for t in itertools.chain.from_iterable(dealt[:-1]):
+            state.apply_action(t)
+    return state
 
 
 class TienGowObserver:
