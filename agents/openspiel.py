@@ -128,15 +128,12 @@ def information_states(game: TienGowGame) -> dict[str, TienGowState]:
     return found
 
 
-def policy_from_cfr(path: str, game: TienGowGame) -> os_policy.TabularPolicy:
-    """An OpenSpiel ``TabularPolicy`` of the tabular CFR policy file at ``path`` (``agents/cfr.py``)
-    on ``game``, which must be ``python_tiengow`` with the file's rules and banker."""
-    from . import _cfr_play_kernels as PK
-    from .cfr import TabularPlay, load_policy, tabular_policy_for
+def _exact_play(loaded: dict, game: TienGowGame) -> object:
+    """The ``TabularPlay`` of a loaded tabular policy file, once ``game`` is its exact tree's game."""
+    from .cfr import TabularPlay, tabular_policy_for
     from .exact_tree import build_tree
 
-    game = _check_game(game)
-    loaded = load_policy(path)
+    path = loaded["path"]
     if loaded["kind"] != "tabular":
         raise ValueError(f"{path} is an abstract (full-game) policy; policy_from_cfr needs a tabular policy of an "
                          "exact small tree (tiengow train cfr --config configs/cfr_micro.yaml)")
@@ -148,22 +145,50 @@ def policy_from_cfr(path: str, game: TienGowGame) -> os_policy.TabularPolicy:
                          f"seat {loaded['banker']}, not rules {setup.rules.name!r} with banker {shown}; load the game "
                          f"as pyspiel.load_game({GAME_NAME!r}, {{'rules': ..., 'banker': {loaded['banker']}}})")
     tree = build_tree(rules, loaded["banker"], views=True)
-    slots = tabular_policy_for(tree, loaded)
-    play = TabularPlay(tree, slots, path)
-    policy = os_policy.TabularPolicy(game, states=information_states(game))
+    return TabularPlay(tree, tabular_policy_for(tree, loaded), path), tree
+
+
+def _matched_rows(policy: os_policy.TabularPolicy, play: object) -> list[tuple[int, int, np.ndarray]]:
+    """(row of ``policy``, first slot, action of each slot) of each information set: the
+    OpenSpiel row and the exact tree's set that its seat cannot tell apart (``view_hash``)."""
+    from . import _cfr_play_kernels as PK
     view = np.zeros(PK.VIEW_LEN, dtype=np.int64)
+    rows = []
     for row, state in enumerate(policy.states):
         core = state.tiengow_game
         info = play.index.get(int(PK.view_hash(core.state, play.face_up, core.combos.rules_array, view)))
-        legal = sorted(state.legal_actions())
         offset, size = (play.info_offset[info], play.info_size[info]) if info is not None else (0, 0)
         actions = play.slot_action[offset:offset + size]
-        if info is None or sorted(actions.tolist()) != legal:  # the trees disagree: a bug, never a user error
-            raise RuntimeError(f"{path}: information set {state.information_state_string()!r} has no row in the "
-                               "exact tree with the same legal actions")
+        if info is None or sorted(actions.tolist()) != sorted(state.legal_actions()):
+            raise RuntimeError(f"information set {state.information_state_string()!r} has no set of the exact tree "
+                               "with the same legal actions")  # the two trees disagree: a bug, never a user error
+        rows.append((row, int(offset), actions))
+    return rows
+
+
+def policy_from_cfr(path: str, game: TienGowGame) -> os_policy.TabularPolicy:
+    """An OpenSpiel ``TabularPolicy`` of the tabular CFR policy file at ``path`` (``agents/cfr.py``)
+    on ``game``, which must be ``python_tiengow`` with the file's rules and banker."""
+    from .cfr import load_policy, tabular_policy_for
+
+    game = _check_game(game)
+    loaded = load_policy(path)
+    play, tree = _exact_play(loaded, game)
+    slots = tabular_policy_for(tree, loaded)
+    policy = os_policy.TabularPolicy(game, states=information_states(game))
+    for row, offset, actions in _matched_rows(policy, play):
         policy.action_probability_array[row] = 0.0
-        policy.action_probability_array[row, actions] = slots[offset:offset + size]
+        policy.action_probability_array[row, actions] = slots[offset:offset + len(actions)]
     return policy
+
+
+def slots_from_policy(policy: os_policy.TabularPolicy, play: object) -> np.ndarray:
+    """The inverse of ``policy_from_cfr``: an OpenSpiel ``TabularPolicy`` of the exact tree's game
+    as one probability per slot of ``play`` (a ``TabularPlay``), for our exact NashConv."""
+    slots = np.zeros(len(play.slot_action))
+    for row, offset, actions in _matched_rows(policy, play):
+        slots[offset:offset + len(actions)] = policy.action_probability_array[row, actions]
+    return slots
 
 
 # ============================================================================ theirs in ours
@@ -193,8 +218,7 @@ class SpielAgent(Agent):
             player = state.current_player()
             if player not in bots:
                 bots[player] = make_bot(game, player, int(rng.integers(2**31)))
-            bots[player].restart_at(state)
-            return int(bots[player].step(state))
+            return int(bots[player].step(state))  # a fresh resampled state each decision: no restart_at
         return cls(rules, seed, choose, game, name)
 
     @classmethod
@@ -251,4 +275,4 @@ def cfr_micro(rules: RuleSet, seed: int) -> SpielAgent:
 
 
 __all__ = ["AgentBot", "bot", "load_game", "information_states", "policy_from_cfr", "SpielAgent", "ismcts",
-           "uniform_random", "cfr_micro", "ISMCTS_SIMULATIONS"]
+           "uniform_random", "cfr_micro", "ISMCTS_SIMULATIONS", "slots_from_policy"]

@@ -10,7 +10,7 @@ Parameters: ``rules``, a preset name or a JSON object of switches (``standard`` 
 One hand, imperfect information, 3 or 4 players, zero-sum in chips, explicit chance:
 
 * **Banker.** With ``banker=-1`` the first chance node is the dice: one outcome per seat, with
-  the probability that d1 + d2 counted from seat 0 lands on it (4 players: 9, 8, 9, 10 in 36).
+  the probability that d1 + d2 counted from seat 0 lands on it (4 players: 8, 9, 10, 9 in 36).
 * **Deal.** When the rules have at most ``DEAL_TABLE_LIMIT`` distinct deals (``micro``: 1,440),
   one chance node holds every distinct deal (``tree.distinct_deals``, as ``tiengow tree``
   walks them) with its probability (``tree.deal_weights``): tree algorithms then see the same
@@ -181,7 +181,10 @@ class TienGowGame(pyspiel.Game):
         state = _dealt_state(self, game.banker, dealt)
         for action in game.history:
             state.apply_action(action)
-        if not np.array_equal(state._hand.game.state, game.state):
+        replayed = state._hand.game  # copies of a tile may sit on other bits: compare what the tiles say
+        if (replayed.to_act, replayed.columns, replayed.net().tolist()) != (game.to_act, game.columns,
+                                                                             game.net().tolist()) \
+                or any(replayed.hand(s) != game.hand(s) for s in range(game.players)):
             raise ValueError("the game's decisions do not lead to its state (it was set from outside)")
         return state
 
