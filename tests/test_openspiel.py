@@ -262,3 +262,11 @@ def test_policy_from_cfr_refuses_another_tree():
     with pytest.raises(ValueError, match="solved for rules 'micro' with banker seat 0, not rules 'micro' with "
                                          "banker the dice"):
         AO.policy_from_cfr(MICRO_POLICY, load("micro"))
+
+
+def test_docs_worked_example_runs():
+    import re
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[1] / "docs" / "openspiel.md").read_text(encoding="utf-8")
+    example = re.findall(r"```python\n(.*?)```", page, flags=re.S)[0]
+    exec(compile(example, "docs/openspiel.md", "exec"), {})

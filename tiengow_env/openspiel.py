@@ -208,6 +208,7 @@ class _Hand:
         self.setup = setup
         self.banker = setup.banker
         self.dealing: list[list[int]] = [[] for _ in range(setup.rules.players)]
+        self.left = [setup.deck[t] for t in range(NUM_TYPES)]  # copies of each type not dealt yet
         self.chance: list[int] = []
         self.game: Game | None = None
         self.seats: list[int] = []
@@ -216,6 +217,7 @@ class _Hand:
         other = object.__new__(_Hand)
         other.setup, other.banker = self.setup, self.banker
         other.dealing = [list(hand) for hand in self.dealing]
+        other.left = list(self.left)
         other.chance = list(self.chance)
         other.game = None if self.game is None else self.game.clone()
         other.seats = list(self.seats)
@@ -232,13 +234,16 @@ class _Hand:
             return setup.banker_outcomes
         if setup.deals is not None:
             return setup.deal_outcomes
-        left = setup.deck - Counter(t for hand in self.dealing for t in hand)
-        total = sum(left.values())
-        return [(t, left[t] / total) for t in sorted(left)]
+        total = sum(self.left)
+        return [(t, copies / total) for t, copies in enumerate(self.left) if copies]
 
     def apply_chance(self, outcome: int) -> None:
         setup = self.setup
-        if outcome not in {o for o, _ in self.chance_outcomes()}:
+        if self.banker is None or setup.deals is not None:
+            possible = 0 <= outcome < (setup.rules.players if self.banker is None else len(setup.deals))
+        else:
+            possible = 0 <= outcome < NUM_TYPES and self.left[outcome] > 0
+        if not possible:
             raise ValueError(f"chance outcome {outcome} is not possible here")
         self.chance.append(outcome)
         if self.banker is None:
@@ -247,12 +252,12 @@ class _Hand:
         if setup.deals is not None:
             self._start(setup.deals[outcome])
             return
+        self.left[outcome] -= 1
         size = setup.rules.hand_size
         seat = next(s for s, hand in enumerate(self.dealing) if len(hand) < size)
         self.dealing[seat].append(outcome)
         if seat == setup.rules.players - 2 and len(self.dealing[seat]) == size:
-            left = setup.deck - Counter(t for hand in self.dealing for t in hand)
-            self.dealing[-1] = sorted(left.elements())
+            self.dealing[-1] = [t for t, copies in enumerate(self.left) for _ in range(copies)]
             self._start(self.dealing)
 
     def _start(self, deal: list | tuple) -> None:
