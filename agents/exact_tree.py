@@ -19,8 +19,6 @@ information set whose nodes show the acting seat what it sees now (``view_hash``
 from __future__ import annotations
 
 import hashlib
-import math
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +27,7 @@ from tiengow_env.combos import table_for
 from tiengow_env.layout import MAX_SEATS
 from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NUM_TYPES, TYPE_BITS
-from tiengow_env.tree import distinct_deals
+from tiengow_env.tree import deal_weights
 
 from . import _cfr_play_kernels as CK
 
@@ -92,18 +90,6 @@ class GameTree:
     def uniform_policy(self) -> np.ndarray:
         """Per slot, 1 / (legal actions of its information set)."""
         return np.repeat(1.0 / self.info_size, self.info_size)
-
-
-def deal_weights(rules: RuleSet) -> list[tuple[tuple[tuple[int, ...], ...], int]]:
-    """Every distinct deal with the number of physical deals that give it (module doc)."""
-    copies = Counter(rules.deck_types)
-    out = []
-    for deal in distinct_deals(rules):
-        ways = math.prod(math.factorial(n) for n in copies.values())
-        for hand in deal:
-            ways //= math.prod(math.factorial(n) for n in Counter(hand).values())
-        out.append((deal, ways))
-    return out
 
 
 def _hand_masks(deal: tuple[tuple[int, ...], ...]) -> np.ndarray:

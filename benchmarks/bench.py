@@ -155,6 +155,8 @@ RATIOS = {  # name: (our figure, their figure, target)
     "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", None),
     "core_vs_rlcard_doudizhu": ("core_hands_per_s", "rlcard_doudizhu_games_per_s", None),
     "vector_4096_vs_aec": ("vector_steps_per_s_4096", "aec_steps_per_s", 30),
+    "python_tiengow_vs_python_block_dominoes": ("openspiel_python_tiengow_steps_per_s",
+                                                "openspiel_python_block_dominoes_steps_per_s", None),
 }
 
 

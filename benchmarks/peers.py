@@ -5,6 +5,9 @@ its package is missing: install them with the ``peers`` extra (``pip install "ti
 * OpenSpiel ``oh_hell`` (4 players, 8 tricks: the closest trick-taking analogue) and ``hearts``:
   whole games with uniform random bots in C++ (``pyspiel.evaluate_bots``, one call per game),
   and a Python loop over ``State.apply_action`` (games/s and steps/s);
+* OpenSpiel Python games through the same loop: our adapter ``python_tiengow`` (standard rules,
+  the deal tile by tile, every state stepping the compiled core: ``tiengow_env.openspiel``)
+  beside OpenSpiel's own Python ``python_block_dominoes``;
 * PettingZoo ``leduc_holdem_v4``: the AEC loop, steps/s, through ``env()`` (the standard
   wrappers) and through ``raw_env()``;
 * RLCard ``doudizhu``: ``env.run`` with random agents, games/s.
@@ -20,6 +23,7 @@ from tiengow.agents.infra import install_hint
 
 OH_HELL = ("oh_hell", {"players": 4, "num_tricks_fixed": 8})
 HEARTS = ("hearts", {})
+PYTHON_GAMES = (("python_tiengow", {}), ("python_block_dominoes", {}))  # registered on import (below)
 
 
 def _rate(run: Callable[[], int], seconds: float, repeats: int) -> float:
@@ -47,7 +51,10 @@ def openspiel_cpp_games_per_s(name: str, params: dict, seconds: float, repeats: 
 
 def openspiel_python_rates(name: str, params: dict, seconds: float, repeats: int) -> tuple[float, float]:
     """(games/s, steps/s) of a Python loop of random legal actions (chance sampled)."""
+    import open_spiel.python.games  # noqa: F401  (registers OpenSpiel's Python games)
     import pyspiel
+
+    import tiengow_env.openspiel  # noqa: F401  (registers python_tiengow)
     game = pyspiel.load_game(name, params)
     rng = random.Random(0)
     steps = [0]
@@ -126,6 +133,9 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
         attempt((f"openspiel_{game}_cpp_games_per_s",), "open_spiel",
                 lambda g=game, p=params: openspiel_cpp_games_per_s(g, p, seconds, repeats))
         attempt((f"openspiel_{game}_python_games_per_s", f"openspiel_{game}_python_steps_per_s"), "open_spiel",
+                lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
+    for game, params in PYTHON_GAMES:
+        attempt((f"openspiel_{game}_games_per_s", f"openspiel_{game}_steps_per_s"), "open_spiel",
                 lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
     attempt(("pettingzoo_leduc_aec_steps_per_s",), "pettingzoo[classic] / rlcard",
             lambda: leduc_aec_steps_per_s(seconds, repeats))

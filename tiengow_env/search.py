@@ -31,6 +31,7 @@ import numpy as np
 from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
+from .checks import is_integer
 from .game import Game
 from .layout import MAX_SEATS, S_DOWN, S_HAND, S_LEN
 from .rules import RuleSet
@@ -207,14 +208,19 @@ def endgame_values(game: Game, workspace: Workspace | None = None) -> tuple[np.n
     return ws.solver.values[0, :game.players].copy(), int(nodes)
 
 
-def sample_worlds(game: Game, samples: int, seed: int = 0, workspace: Workspace | None = None) -> np.ndarray:
-    """``samples`` worlds for the acting seat, states (samples, S_LEN), drawn as the searches
-    draw them."""
+def sample_worlds(game: Game, samples: int, seed: int = 0, workspace: Workspace | None = None,
+                  seat: int | None = None) -> np.ndarray:
+    """``samples`` worlds for the acting seat, or ``seat`` (any seat: OpenSpiel resamples for any
+    player), states (samples, S_LEN), drawn as the searches draw them."""
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to sample")
+    if seat is None:
+        seat = game.to_act
+    elif not is_integer(seat) or not 0 <= seat < game.players:
+        raise ValueError(f"seat must be a seat 0..{game.players - 1}, got {seat!r}")
     ws = _workspace(game, workspace)
     rng = _rng(seed)
     worlds = np.zeros((samples, S_LEN), dtype=np.int64)
     for i in range(samples):
-        SK.deal_world(game.state, game.to_act, ws.tables.face_up, ws.tables.table, ws.tables.rules, rng, worlds[i])
+        SK.deal_world(game.state, int(seat), ws.tables.face_up, ws.tables.table, ws.tables.rules, rng, worlds[i])
     return worlds

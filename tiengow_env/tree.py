@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -43,6 +44,20 @@ def distinct_deals(rules: RuleSet) -> Iterator[tuple[tuple[int, ...], ...]]:
                 yield (hand, *tail)
 
     yield from split(tuple(rules.deck_types), rules.players)
+
+
+def deal_weights(rules: RuleSet) -> list[tuple[tuple[tuple[int, ...], ...], int]]:
+    """Every distinct deal (``distinct_deals`` order) with the number of physical deals that give
+    it: prod_t copies_t! / prod_{seat, t} count_{seat, t}! (with two 6-6 in the deck, both in
+    one hand: 1; split between two hands: 2). Its share of the total is its probability."""
+    copies = Counter(rules.deck_types)
+    out = []
+    for deal in distinct_deals(rules):
+        ways = math.prod(math.factorial(n) for n in copies.values())
+        for hand in deal:
+            ways //= math.prod(math.factorial(n) for n in Counter(hand).values())
+        out.append((deal, ways))
+    return out
 
 
 def count_deals(rules: RuleSet) -> int:
