@@ -28,6 +28,7 @@ import socket
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -242,7 +243,8 @@ OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "trai
 
 def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     """The exit status of ``work()``, every error a line on stderr beginning ``PROG: `` and never
-    a traceback: ValueError (written for people) as ``error:`` (2), a missing optional
+    a traceback: ValueError (written for people) as ``error:`` (2; with ``TIENGOW_DEBUG=1``, after
+    the traceback of the error it wraps, such as a plugin's own), a missing optional
     dependency with the pip command that brings it (2), Ctrl-C as ``interrupted`` (130), the
     reader of our output gone as quiet (141), the system refusing a file as ``error:`` (1),
     anything else as ``internal error`` (70; the traceback with ``TIENGOW_DEBUG=1``). A standard
@@ -253,6 +255,8 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     try:
         return work() or 0
     except ValueError as err:  # our ValueErrors are written for people
+        if os.environ.get("TIENGOW_DEBUG") and err.__cause__ is not None:  # such as a plugin's own error
+            traceback.print_exception(err.__cause__, file=sys.stderr)
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it
