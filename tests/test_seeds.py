@@ -5,10 +5,10 @@ independent tile owners and bankers, and the banker follows the dice.
 Each statistic is a chi-square: per tile, the 4x4 table of (its owner in one game, its owner
 in the other), and the same for the banker (9 degrees of freedom each); the banker's counts
 against the distribution the dice give (3). That is not uniform: RULES.md section 3 counts
-d1 + d2 from seat 0, so four seats bank with probabilities (8, 9, 10, 9) / 36. The 33 independence tests of one family are held to the 99.9% bound
-together (Bonferroni: each at 1 - 0.001/33), so that a sound generator fails one with
-probability 0.1%. The old linear seeding (xorshift steps of the seed, before 0.3.0) is the
-control: the same test must reject it.
+d1 + d2 from seat 0, so four seats bank with probabilities (8, 9, 10, 9) / 36. The 33
+independence tests of one family are held to the 99.9% bound together (Bonferroni: each at
+1 - 0.001/33), so that a sound generator fails one with probability 0.1%. The old linear
+seeding (xorshift steps of the seed, before 0.3.0) is the control: the same test must reject it.
 """
 from __future__ import annotations
 
