@@ -15,8 +15,10 @@ from pettingzoo.test import api_test, seed_test
 
 import tiengow_env
 from tiengow_env import layout as L
-from tiengow_env import tiengow_v0
+from tiengow_env import picture, tiengow_v0
+from tiengow_env.game import Game
 from tiengow_env.gym_env import TienGowEnv
+from tiengow_env.tiles import TYPE_OF_NAME
 from tiengow_env.vector import VectorEnv
 
 PRESETS = ["standard", "micro", "three_player", "hongkong", "seed001", {"one_red_dot": "choice"}]
@@ -187,10 +189,13 @@ def test_episode_end_and_dead_steps():
 
 
 def test_render_modes(capsys):
+    # Seed 8: player_0 banks and holds the 2-1; player_1 holds the 3-3 (as Game(seed=8) deals).
+    game = Game(seed=8)
+    assert game.banker == 0 and "2-1" in game.dealt(0) and "3-3" in game.dealt(1)
     env = tiengow_v0.raw_env(render_mode="ansi")
-    env.reset(seed=1)
+    env.reset(seed=8)
     text = env.render()
-    assert "banker player_0" in text and "4-4 3-1 5-5 6-5 6-1 6-3 4-2 2-1" in text and "to lead" in text
+    assert "banker player_0" in text and " ".join(game.dealt(0)) in text and "to lead" in text
     env.step(env.session.combos.find([20]))
     env.step(env.session.combos.num_combos + 5)  # player_1 puts a 3-3 face down
     text = env.render()
@@ -199,12 +204,46 @@ def test_render_modes(capsys):
     human = tiengow_v0.raw_env(render_mode="human", hands=2)
     human.reset(seed=2)
     assert "hand 1 of 2" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="render_mode"):
-        tiengow_v0.raw_env(render_mode="rgb_array")
+    with pytest.raises(ValueError, match="render_mode must be None, 'ansi', 'human' or 'rgb_array', got 'rgb'"):
+        tiengow_v0.raw_env(render_mode="rgb")
     silent = tiengow_v0.raw_env()
     silent.reset()
     with pytest.warns(UserWarning, match="render_mode"):
         assert silent.render() is None
+
+
+def test_rgb_array_draws_the_table():
+    # The same two decisions as above, drawn: each seat's hand, the trick, the banker, the seat to act.
+    game = Game(seed=8)
+    env = tiengow_v0.raw_env(render_mode="rgb_array")
+    env.reset(seed=8)
+    env.step(env.session.combos.find([20]))  # player_0 leads the 2-1
+    env.step(env.session.combos.num_combos + 5)  # player_1 puts the 3-3 face down
+    image = env.render()
+    assert image.dtype == np.uint8 and image.shape == picture.picture_size(4, 8) + (3,)
+
+    def tile_at(seat: int, left: int) -> np.ndarray:
+        top = picture.MARGIN + seat * picture.ROW_H + (picture.ROW_H - picture.TILE_H) // 2
+        return image[top:top + picture.TILE_H, left:left + picture.TILE_W]
+
+    hand_left = picture.MARGIN + picture.MARKER_W
+    trick_left = hand_left + 8 * picture.STEP + 2 * picture.MARGIN
+    held = [name for name in game.dealt(0) if name != "2-1"]
+    for k, name in enumerate(held):  # seat 0 holds its deal but the 2-1, strongest first
+        assert np.array_equal(tile_at(0, hand_left + k * picture.STEP), picture.tile_image(TYPE_OF_NAME[name]))
+    assert not np.array_equal(tile_at(0, hand_left + 7 * picture.STEP), picture.tile_image(TYPE_OF_NAME["2-1"]))
+    assert np.array_equal(tile_at(0, trick_left), picture.tile_image(TYPE_OF_NAME["2-1"]))
+    assert np.array_equal(tile_at(1, trick_left), picture.back_image())
+    assert not np.array_equal(tile_at(2, trick_left), picture.back_image())
+    marker = (picture.MARGIN + picture.ROW_H // 2, picture.MARGIN + picture.MARKER_W // 2 - 2)
+    assert tuple(image[marker]) == picture.BANKER  # player_0 banks
+    assert tuple(image[marker[0] + picture.ROW_H, marker[1]]) == picture.FELT
+    assert tuple(image[picture.MARGIN + 2 * picture.ROW_H + 2, 2]) == picture.FELT_ACTIVE  # player_2 to act
+    assert tuple(image[picture.MARGIN + 1 * picture.ROW_H + 2, 2]) == picture.FELT
+    heaven = picture.tile_image(TYPE_OF_NAME["6-6"])  # six red pips of twelve, as RULES.md paints Heaven
+    red = (heaven == picture.PIP_RED).all(axis=2).sum()
+    dark = (heaven == picture.PIP_DARK).all(axis=2).sum()
+    assert red > 0 and abs(red - dark) <= 2
 
 
 def test_import_is_light():
