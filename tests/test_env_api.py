@@ -19,7 +19,7 @@ from tiengow_env import picture, tiengow_v0
 from tiengow_env.game import Game
 from tiengow_env.gym_env import TienGowEnv
 from tiengow_env.tiles import TYPE_OF_NAME
-from tiengow_env.vector import VectorEnv
+from tiengow_env.vector import VectorEnv, env_seed
 
 PRESETS = ["standard", "micro", "three_player", "hongkong", "seed001", {"one_red_dot": "choice"}]
 
@@ -60,11 +60,19 @@ def test_reset_options_must_be_a_dict(make):
             env.reset(seed=2, options=bad)
 
 
+# Game(seed=46): player_0 banks and leads, holds the 2-1 and no 5-1 (action 0 plays a 5-1).
+ILLEGAL_SEED = 46
+
+
 def test_raw_env_refuses_illegal_actions():
+    game = Game(seed=ILLEGAL_SEED)
+    assert game.to_act == 0 and "2-1" in game.dealt(0) and "5-1" not in game.dealt(0)
+    first = game.legal_actions()[0]
     env = tiengow_v0.raw_env()
-    env.reset(seed=1)
+    env.reset(seed=ILLEGAL_SEED)
     before = env.session.state.copy()
-    with pytest.raises(ValueError, match=r"action 0 \(play 5-1\) is not legal for seat 0; legal: 8 \(play 4-4\), "):
+    with pytest.raises(ValueError, match=rf"action 0 \(play 5-1\) is not legal for seat 0; legal: {first} "
+                                         rf"\({game.action_name(first)}\), "):
         env.step(0)
     for bad in (84, -1, 2.0, "3", True, None):
         with pytest.raises(ValueError):
@@ -131,7 +139,7 @@ def test_env_refuses_wrong_actions_and_order(caplog):
     assert env.agents == [] and env.num_agents == 0
     with pytest.raises(ValueError, match="render"):
         tiengow_v0.env(render_mode="ansi").render()
-    env.reset(seed=1)
+    env.reset(seed=ILLEGAL_SEED)
     state = env.session.state.copy()
     for bad in (84, -1, 2.0, "3", True, None):  # not an action id: refused, the episode goes on
         with pytest.raises(ValueError, match=r"an action is an integer id 0\.\.83"):
@@ -404,7 +412,7 @@ def test_vector_match_matches_aec_match():
     hands = 3
     venv = VectorEnv(1, seed=8, hands=hands)
     env = tiengow_v0.raw_env(hands=hands)
-    env.reset(seed=8)
+    env.reset(seed=env_seed(8, 0))
     rng = np.random.default_rng(2)
     while True:
         mask = env.observe(env.agent_selection)["action_mask"]
@@ -594,7 +602,7 @@ def test_episode_chips_count_the_chips_carried_into_the_first_reward():
     # its chips come with the learner's first reward, and episode_chips counts them too.
     env = TienGowEnv(rules={"one_red_dot": "choice"}, seat=2)
     carried = 0
-    for seed in range(400):
+    for seed in range(900):  # seeds 460 and 842 deal such a hand (found by scanning resets)
         _, info = env.reset(seed=seed)
         total, done = 0.0, False
         while not done:
