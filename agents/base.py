@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import os
 import sys
 import traceback
@@ -213,16 +214,21 @@ def describe_agent(spec: str, rules: RuleSet | str = "standard") -> dict[str, ob
 
 # ============================================================================ plugins
 class PluginAgent(Agent):
-    """A third-party bot (module doc): gets a copy of the game, and its actions are checked."""
+    """A third-party bot (module doc): gets a copy of the game and read-only views of the
+    observation and mask, and its actions are checked. Every error names the agent; the error
+    it wraps is chained (``TIENGOW_DEBUG=1`` makes the CLI print that traceback)."""
 
     uses_game = True
 
     def __init__(self, spec: str, bot: object, rules: RuleSet, seed: int = 0):
         super().__init__(rules, seed)
-        for method, signature in (("act", "act(observation, mask, game=None)"), ("reset", "reset(seed)")):
-            if not callable(getattr(bot, method, None)):
+        for method, signature, call in (("act", "act(observation, mask, game=None)", ((None, None), {"game": None})),
+                                        ("reset", "reset(seed)", ((0,), {}))):
+            function = getattr(bot, method, None)
+            if not callable(function):
                 raise ValueError(f"agent {spec}: its factory returned {type(bot).__name__!r}, which has no "
                                  f"{signature} method")
+            _check_signature(spec, function, f"{type(bot).__name__}.{method}", signature, *call)
         self.name = spec
         self.bot = bot
 
@@ -231,19 +237,59 @@ class PluginAgent(Agent):
         try:
             self.bot.reset(seed)
         except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
-            raise ValueError(f"agent {self.name}: reset({seed}) raised {_brief(err)}") from None
+            raise ValueError(f"agent {self.name}: reset({seed}) raised {_brief(err)}") from err
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         try:
-            action = self.bot.act(observation, mask, game=None if game is None else game.clone())
+            action = self.bot.act(_read_only(observation), _read_only(mask),
+                                  game=None if game is None else game.clone())
+        except ValueError as err:
+            if "read-only" not in str(err):
+                raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from err
+            raise ValueError(f"agent {self.name}: act() wrote into the observation or mask it was given, which "
+                             f"are read-only ({_where(err)}); copy them first (mask.copy())") from err
         except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
-            raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from None
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-                or not 0 <= action < len(mask) or not mask[action]:
+            raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from err
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"agent {self.name}: act() must return an int action id, got "
+                             f"{type(action).__name__} {repr(action)[:40]}")
+        if not 0 <= action < len(mask) or not mask[action]:
             legal = legal_list(np.flatnonzero(mask), None if game is None else game.action_name)
             raise ValueError(f"agent {self.name} chose {repr(action)[:40]}, which is not a legal action here; "
                              f"legal: {legal}")
         return int(action)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written: a bot writing into its mask would change the
+    caller's own (the arena reuses it), so plugins get these."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _check_signature(spec: str, function: Callable, name: str, expected: str, args: tuple, kwargs: dict) -> None:
+    """ValueError pointing at the plugin's own file unless ``function`` can be called as
+    ``expected`` says (with ``args`` and ``kwargs``)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: nothing to check
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as err:
+        raise ValueError(f"agent {spec}: {name}{signature} ({_source_of(function)}) cannot be called as "
+                         f"{expected}: {err}") from None
+
+
+def _source_of(function: Callable) -> str:
+    """``file:line`` where ``function`` (or a class) is defined, or its module's name."""
+    target = inspect.unwrap(function)
+    try:
+        _, line = inspect.getsourcelines(target)
+        return f"{inspect.getsourcefile(target)}:{line}"
+    except (OSError, TypeError):
+        return getattr(target, "__module__", None) or "?"
 
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:
@@ -258,9 +304,16 @@ def _is_dotted(path: str) -> bool:
 def _brief(err: BaseException) -> str:
     """``Type: message (file:line)`` of an exception raised in plugin code, on one line."""
     message = str(err).strip().splitlines()
-    where = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
     text = f"{type(err).__name__}: {message[0] if message else ''}".rstrip(": ")
-    return text + (f" ({os.path.basename(where.filename)}:{where.lineno})" if where else "")
+    return text + (f" ({_where(err)})" if err.__traceback__ else "")
+
+
+def _where(err: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``err``'s traceback outside numpy (the line of
+    plugin code that raised it, not numpy's internals)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    outside = [f for f in frames if f"{os.sep}numpy{os.sep}" not in f.filename] or frames
+    return f"{os.path.basename(outside[-1].filename)}:{outside[-1].lineno}" if outside else "?"
 
 
 def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
@@ -276,9 +329,9 @@ def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
             raise ValueError(f"unknown agent {spec!r}: it is not a built-in agent, and there is no module "
                              f"{err.name!r} to import (searched sys.path and {os.getcwd()}); tiengow agents "
                              "lists the agents") from None
-        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
+        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from err
     except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
-        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from None
+        raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from err
     factory = module
     for part in attribute.split("."):
         if not hasattr(factory, part):
@@ -292,17 +345,19 @@ def _load_entry_point(spec: str, entry: metadata.EntryPoint) -> Callable:
     try:
         return entry.load()
     except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
-        raise ValueError(f"agent {spec}: loading the entry point {entry.value} raised {_brief(err)}") from None
+        raise ValueError(f"agent {spec}: loading the entry point {entry.value} raised {_brief(err)}") from err
 
 
 def _call_factory(spec: str, factory: Callable, rules: RuleSet, seed: int) -> object:
     if not callable(factory):
         raise ValueError(f"agent {spec}: {type(factory).__name__} object is not callable; FACTORY(rules, seed) "
                          "must return the bot")
+    _check_signature(spec, factory, getattr(factory, "__qualname__", "the factory"), "FACTORY(rules, seed)",
+                     (rules, seed), {})
     try:
         return factory(rules, seed)
     except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
-        raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from None
+        raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from err
 
 
 __all__ = ["Agent", "Bot", "BUILTIN", "KINDS", "builtin", "make_agent", "agent_catalogue", "describe_agent",

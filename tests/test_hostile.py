@@ -526,8 +526,9 @@ def test_gymnasium_env_under_bad_actions(rules, seed, seat, data):
 
 def test_an_illegal_action_names_at_most_forty_legal_ones():
     """A lead under seed001 can have over a hundred and sixty legal actions; the
-    message names the first forty and how many more (found by the test below, seed 431)."""
-    game = Game(seed=218, rules="seed001")
+    message names the first forty and how many more (seed 97: the first with 162, found by
+    scanning Game(seed=s, rules="seed001") for the most legal leads)."""
+    game = Game(seed=97, rules="seed001")
     legal = game.legal_actions()
     assert len(legal) == 162
     illegal = next(a for a in range(game.combos.num_actions) if a not in legal)

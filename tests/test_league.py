@@ -1,6 +1,7 @@
 """League ranking: the Bradley–Terry fit on duplicate deals, its intervals, and the heat map."""
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -65,3 +66,32 @@ def test_heat_map_is_written(tmp_path):
                           {"agent": "b", "rating": -50.0, "rating_ci95": [-90.0, -10.0]}]}
     heat_map(result, str(tmp_path / "x.png"))
     assert (tmp_path / "x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+BAD_OUT = [
+    pytest.param(lambda tmp: str(tmp / "a_file" / "league"), r"a_file is not a folder", id="under_a_file"),
+    pytest.param(lambda tmp: str(tmp) + "/", r"is a folder; give a file path", id="a_folder"),
+    pytest.param(lambda tmp: str(tmp / "taken"), r"\(its \.json file\) .*taken\.json: is a folder", id="json_a_folder"),
+    pytest.param(lambda tmp: "/proc/tiengow-league", r"the folder /proc does not take new files", id="read_only",
+                 marks=pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")),
+]
+
+
+@pytest.mark.parametrize("out, message", BAD_OUT)
+def test_league_refuses_an_out_it_cannot_write_before_any_match(tmp_path, monkeypatch, capsys, out, message):
+    import re
+
+    import tiengow.agents.arena as arena
+    from tiengow.cli import main
+
+    (tmp_path / "a_file").write_text("not a folder")
+    (tmp_path / "taken.json").mkdir()
+
+    def no_match(*args, **kwargs):
+        raise AssertionError("a match was played")
+
+    monkeypatch.setattr(arena, "league", no_match)
+    assert main(["league", "random", "greedy", "--deals", "2", "--out", out(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("tiengow: error: --out "), err
+    assert re.search(message, err), err

@@ -142,8 +142,23 @@ BROKEN = [
     ("illegal_action", "pl_illegal:make", LOWEST.replace("int(mask.nonzero()[0][0])", "len(mask) - 1"),
      r"agent pl_illegal:make chose 83, which is not a legal action here; legal: \d+ \(\w+ [^)]*\)"
      r"(, \d+ \(\w+ [^)]*\))*$"),
-    ("not_an_int", "pl_float:make", LOWEST.replace("int(mask.nonzero()[0][0])", "float(mask.nonzero()[0][0])"),
-     r"agent pl_float:make chose \d+\.0, which is not a legal action here"),
+    ("a_float", "pl_float:make", LOWEST.replace("int(mask.nonzero()[0][0])", "float(mask.nonzero()[0][0])"),
+     r"agent pl_float:make: act\(\) must return an int action id, got float \d+\.0$"),
+    ("a_string", "pl_string:make", LOWEST.replace("int(mask.nonzero()[0][0])", "str(mask.nonzero()[0][0])"),
+     r"agent pl_string:make: act\(\) must return an int action id, got str '\d+'$"),
+    ("a_bool", "pl_bool:make", LOWEST.replace("int(mask.nonzero()[0][0])", "True"),
+     r"agent pl_bool:make: act\(\) must return an int action id, got bool True$"),
+    ("writes_its_mask", "pl_writer:make", LOWEST.replace("return int(mask.nonzero()[0][0])",
+                                                         "mask[0] = 1\n            return 0"),
+     r"agent pl_writer:make: act\(\) wrote into the observation or mask it was given, which are read-only "
+     r"\(pl_writer\.py:7\); copy them first"),
+    ("factory_signature", "pl_factorysig:make", LOWEST.replace("def make(rules, seed):", "def make(rules):"),
+     r"agent pl_factorysig:make: make\(rules\) \(.*pl_factorysig\.py:\d+\) cannot be called as "
+     r"FACTORY\(rules, seed\): too many positional arguments$"),
+    ("act_signature", "pl_actsig:make", LOWEST.replace("def act(self, observation, mask, game=None):",
+                                                       "def act(self, observation):"),
+     r"agent pl_actsig:make: Lowest\.act\(observation\) \(.*pl_actsig\.py:\d+\) cannot be called as "
+     r"act\(observation, mask, game=None\)"),
     ("act_raises", "pl_actraises:make", LOWEST.replace("int(mask.nonzero()[0][0])", "1 // 0"),
      r"agent pl_actraises:make: act raised ZeroDivisionError: integer division or modulo by zero "
      r"\(pl_actraises\.py:\d+\)"),
@@ -168,6 +183,24 @@ def test_a_broken_plugin_stops_with_one_line_naming_it(plugins, capsys, spec, so
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert re.search(message, err.strip().removeprefix("tiengow: error: ")), err
+
+
+def test_debug_shows_the_plugins_own_traceback(plugins, capsys, monkeypatch):
+    write_module(plugins, "pl_debugged", LOWEST.replace("int(mask.nonzero()[0][0])", "helper()") + """
+
+    def helper():
+        return {}["missing key"]
+    """)
+    monkeypatch.setenv("TIENGOW_DEBUG", "1")
+    assert main(["eval", "pl_debugged:make", "--vs", "random", "--deals", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert re.search(r'pl_debugged\.py", line 7, in act\n.*pl_debugged\.py", line 15, in helper\n', err, re.S), err
+    assert err.strip().splitlines()[-1] == ("tiengow: error: agent pl_debugged:make: act raised KeyError: "
+                                            "'missing key' (pl_debugged.py:15)")
+    monkeypatch.delenv("TIENGOW_DEBUG")
+    assert main(["eval", "pl_debugged:make", "--vs", "random", "--deals", "2"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_entry_point_plugins_are_found_listed_and_never_hide_a_builtin(plugins, capsys):

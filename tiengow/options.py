@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,8 @@ OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "trai
 
 def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     """The exit status of ``work()``, every error a line on stderr beginning ``PROG: `` and never
-    a traceback: ValueError (written for people) as ``error:`` (2), a missing optional
+    a traceback: ValueError (written for people) as ``error:`` (2; with ``TIENGOW_DEBUG=1``, after
+    the traceback of the error it wraps, such as a plugin's own), a missing optional
     dependency with the pip command that brings it (2), a trainer stopped by a signal with its
     checkpoint and resume command (128 + the signal), Ctrl-C elsewhere as ``interrupted`` (130), the
     reader of our output gone as quiet (141), the system refusing a file as ``error:`` (1),
@@ -38,6 +40,8 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
         print(f"{prog}: {stop}", file=sys.stderr)
         return stop.status
     except ValueError as err:  # our ValueErrors are written for people
+        if os.environ.get("TIENGOW_DEBUG") and err.__cause__ is not None:  # such as a plugin's own error
+            traceback.print_exception(err.__cause__, file=sys.stderr)
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:  # an optional dependency: say which extra brings it

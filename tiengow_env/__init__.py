@@ -19,7 +19,7 @@ from typing import Any
 from gymnasium.envs.registration import register as _register
 from gymnasium.envs.registration import registry as _registry
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 if "TienGow-v0" not in _registry:
     _register(id="TienGow-v0", entry_point="tiengow_env.gym_env:TienGowEnv")

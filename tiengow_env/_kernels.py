@@ -226,20 +226,48 @@ def below(x, k):
     return np.int64(((x >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
 
 
+_LOW32 = np.uint64(0xFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment: 2^64 / golden ratio, odd
+
+
+@njit(cache=True, inline="always")
+def _mul64(a, b):
+    """``a * b`` modulo 2^64 from 32-bit halves: the same bits as a wrapping multiply, without
+    the overflow warnings numpy raises when the JIT is off."""
+    low = (a & _LOW32) * (b & _LOW32)
+    middle = (((a >> np.uint64(32)) * (b & _LOW32)) & _LOW32) + (((a & _LOW32) * (b >> np.uint64(32))) & _LOW32)
+    middle += low >> np.uint64(32)
+    return ((middle & _LOW32) << np.uint64(32)) | (low & _LOW32)
+
+
+@njit(cache=True, inline="always")
+def _add64(a, b):
+    """``a + b`` modulo 2^64, without numpy's overflow warning when the JIT is off."""
+    low = (a & _LOW32) + (b & _LOW32)
+    high = (a >> np.uint64(32)) + (b >> np.uint64(32)) + (low >> np.uint64(32))
+    return ((high & _LOW32) << np.uint64(32)) | (low & _LOW32)
+
+
+@njit(cache=True)
+def splitmix64(seed):
+    """SplitMix64's first output for ``seed`` (Steele, Lea and Flood, OOPSLA 2014; the
+    finaliser constants are Stafford's "Mix13"): a bijection of 64-bit words in which every
+    input bit flips each output bit with probability about 1/2, so nearby seeds map to unrelated
+    words."""
+    z = _add64(np.uint64(seed), _GOLDEN)
+    z = _mul64(z ^ (z >> np.uint64(30)), np.uint64(0xBF58476D1CE4E5B9))
+    z = _mul64(z ^ (z >> np.uint64(27)), np.uint64(0x94D049BB133111EB))
+    return z ^ (z >> np.uint64(31))
+
+
 @njit(cache=True)
 def seed_rng(rng, seed):
-    """Seed the generator from any integer (never zero). The scrambling is xorshift steps, which
-    are linear: the streams of nearby seeds are related (adjacent seeds deal related hands).
-    Where independent streams matter, hash the seed first, as the duplicate arena does with
-    ``np.random.SeedSequence``. Changing this would change the deal of every seed, and with it
-    every seeded figure the project has published."""
-    x = np.uint64(seed) ^ np.uint64(0x9E3779B97F4A7C15)
-    for _ in range(4):
-        x ^= x >> np.uint64(31)
-        x ^= x << np.uint64(11)
-        x ^= x >> np.uint64(17)
+    """Seed the generator from any integer through ``splitmix64``, so that any two different
+    seeds, adjacent or not, start unrelated streams (xorshift's own steps are linear and would
+    keep nearby seeds related). Zero, xorshift's one fixed point, is replaced."""
+    x = splitmix64(seed)
     if x == np.uint64(0):
-        x = np.uint64(0x2545F4914F6CDD1D)
+        x = _GOLDEN
     rng[0] = x
 
 

@@ -43,10 +43,10 @@ One Red Dot declaration) takes no decision: it is settled at once, does not coun
 the ``hands``, its chips are paid with the next step, and the next hand follows as in a match.
 
 Seeds: ``reset(seed=s)`` seeds the core's xorshift generator exactly as ``Game(seed=s)``
-does, so the first deal and banker are ``Game(seed=s)``'s. ``reset()`` without a seed
-continues the same generator (deal, then dice) rather than reseeding, so ``reset(seed=s)``
-followed by k plain resets gives the same deals as env i of ``VectorEnv(seed=s - i)`` after
-k auto-resets.
+does (through SplitMix64), so the first deal and banker are ``Game(seed=s)``'s. ``reset()``
+without a seed continues the same generator (deal, then dice) rather than reseeding, so
+``reset(seed=vector.env_seed(v, i))`` followed by k plain resets gives the same deals as env i
+of ``VectorEnv(seed=v)`` after k auto-resets.
 
 Illegal actions: ``raw_env.step`` raises ``ValueError`` naming the action, the seat and the
 legal actions, and changes nothing. ``env()`` (``raw_env(illegal_reward=-1.0)``) follows the
@@ -84,11 +84,12 @@ from .checks import check_number, check_reset_options, check_reward_scale, check
 from .combos import table_for
 from .game import Game
 from .observation import ObservationLayout, new_history
+from .picture import table_picture
 from .rules import RuleSet
 from .state import STATE_LEN, StateView
 from .tiles import mask_names
 
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 _FLOAT32, _INT8 = np.dtype(np.float32), np.dtype(np.int8)  # dtype objects: np.empty takes them fastest
 _NO_CHIPS = [0] * L.MAX_SEATS
 
@@ -223,6 +224,10 @@ class Session:
                                   self.face_up, out)
         return out
 
+    def render_rgb(self) -> np.ndarray:
+        """The (H, W, 3) uint8 picture of the table (``picture.py``; every hand shown)."""
+        return table_picture(self.state, self.players, self.rules.hand_size)
+
     def render_text(self, names: list[str]) -> str:
         """A readable picture of the table (every hand shown: this is for people, not agents)."""
         view, g, players = self.view, self.game, self.players
@@ -293,7 +298,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
                  reward_scale: float = 1.0, illegal_reward: float | None = None):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {short_repr(render_mode)}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {short_repr(render_mode)}")
         self.render_mode = render_mode
         self.illegal_reward = None if illegal_reward is None else check_number(
             illegal_reward, "illegal_reward (or None, for an illegal action to raise ValueError)")
@@ -436,13 +441,18 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
             moves = self._moves
             yield agent
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text; ``human``: that text printed; ``rgb_array``: a picture
+        of the table (``picture.py``)."""
         if self.render_mode is None:
             import gymnasium
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' "
+                                  "or 'rgb_array'")
             return None
         if not self._has_reset:
             raise ValueError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            return self.session.render_rgb()
         text = self.session.render_text(self.possible_agents)
         if self.render_mode == "ansi":
             return text

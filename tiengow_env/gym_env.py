@@ -101,7 +101,7 @@ class TienGowEnv(gym.Env):
     def __init__(self, rules: Any = "standard", seat: int = 0, opponents: Any = None, hands: int = 1,
                  reward_scale: float = 1.0, render_mode: str | None = None):
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {short_repr(render_mode)}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {short_repr(render_mode)}")
         self.render_mode = render_mode
         self.session = Session(rules, hands, reward_scale)
         players = self.session.players
@@ -198,12 +198,16 @@ class TienGowEnv(gym.Env):
         """Legal actions of the learning seat as a bool vector (sb3-contrib MaskablePPO)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text; ``human``: that text printed; ``rgb_array``: a picture
+        of the table (``picture.py``)."""
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gym.logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'")
             return None
         if not self.session.seeded:
             raise ValueError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            return self.session.render_rgb()
         names = [f"player_{s}" + (" (learner)" if s == self.seat else "") for s in range(self.session.players)]
         text = self.session.render_text(names)
         if self.render_mode == "ansi":

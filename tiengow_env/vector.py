@@ -20,9 +20,11 @@ writes the next observation and mask straight into preallocated arrays:
 ``step`` returns these arrays themselves, not copies: the next step overwrites them.
 
 Actions, observations, rewards and episodes are the AEC env's (``env.py``). Env i's
-generator is seeded with ``seed + i`` (``seed=None``: a fresh seed from the OS) exactly as
-``Game(seed=seed + i)`` seeds it, and each auto-reset continues it (deal, then dice): env i's
-k-th episode is the AEC env's after ``reset(seed=seed + i)`` and k - 1 plain resets. An action
+generator is seeded with ``env_seed(seed, i)`` (``seed=None``: a fresh seed from the OS) exactly
+as ``Game(seed=env_seed(seed, i))`` seeds it, and each auto-reset continues it (deal, then dice):
+env i's k-th episode is the AEC env's after ``reset(seed=env_seed(seed, i))`` and k - 1 plain
+resets. ``env_seed`` passes the seed through SplitMix64 before adding the index, so the envs of
+one batch, and the batches of adjacent seeds, deal independent hands. An action
 that is not legal raises ``ValueError`` naming the env index and the action, and then no env
 has moved.
 
@@ -42,6 +44,12 @@ from .combos import table_for
 from .observation import ObservationLayout
 from .rules import RuleSet
 from .state import STATE_LEN
+
+
+def env_seed(seed: int, index: int) -> int:
+    """The ``Game`` seed whose deals env ``index`` of ``VectorEnv(seed=seed)`` plays:
+    ``splitmix64(seed) + index`` modulo 2^64 (``seed`` as ``check_seed`` takes it)."""
+    return (int(K.splitmix64(np.uint64(check_seed(seed)))) + int(index)) % 2**64
 
 
 class VectorEnv:
@@ -92,13 +100,13 @@ class VectorEnv:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Begin a new episode in every env: seeded with ``seed + i``, or, with None, continuing
-        each env's generator. Returns (observation, action_mask, to_act)."""
+        """Begin a new episode in every env: seeded with ``env_seed(seed, i)``, or, with None,
+        continuing each env's generator. Returns (observation, action_mask, to_act)."""
         reseed = seed is not None
         seeds = np.zeros(self.num_envs, dtype=np.uint64)
         if reseed:
             seed = check_seed(seed)  # as Game(seed=...) takes it
-            seeds[:] = np.uint64(seed) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
+            seeds[:] = np.uint64(env_seed(seed, 0)) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
             self._action_rngs[:] = np.random.default_rng(seed).integers(
                 1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
         K.vector_reset(*self._envs, reseed, seeds, *self._tables, self._face_up, *self._work, *self._out)
@@ -143,4 +151,4 @@ class VectorEnv:
                 f"{int(self.to_act[env_index])}; legal: {legal_list(legal, self.action_name)}")
 
 
-__all__ = ["VectorEnv"]
+__all__ = ["VectorEnv", "env_seed"]
