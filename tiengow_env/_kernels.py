@@ -24,9 +24,11 @@ from .layout import (
     ENV_NEXT_HAND,
     ENV_PLAYING,
     EXTRA_ACTIONS,
+    GAME_ILLEGAL,
     H_COUNT,
     H_DOWN,
     H_UP,
+    HISTORY_LEN,
     HISTORY_STRIDE,
     KIND_BEAT,
     KIND_DECLARE,
@@ -80,6 +82,7 @@ from .layout import (
     REP_TRICK,
     REP_WINNER,
     REP_WINNING,
+    REPORT_LEN,
     S_ACTED,
     S_BANKER,
     S_BANKER_FIRST,
@@ -118,6 +121,11 @@ from .layout import (
     T_SIZE,
     T_STAKE,
     T_STRENGTH,
+    W_LOG,
+    W_ROW,
+    W_ROW_LEADER,
+    W_ROW_SIZE,
+    W_SCRATCH,
 )
 from .tiles import CIVIL_LOW, LITTLE_THREE, NUM_TYPES, RED_PIPS, TILE_TYPE, TILE_WORTH, TYPE_BITS, TYPE_MASK
 
@@ -1002,6 +1010,36 @@ def record_tricks(report, history):
         history[row + 2 * s + H_DOWN] |= report[REP_FORCED + s]
     if report[REP_WINNER] >= 0:
         history[H_COUNT] = report[REP_TRICK] + 1
+
+
+@njit(cache=True)
+def game_legal(state, table, rules, work):
+    """``legal_actions`` into a ``Game``'s work array (layout.W_SCRATCH); return their count."""
+    return legal_actions(state, table, rules, work[W_SCRATCH:])
+
+
+@njit(cache=True)
+def game_step(state, action, row, table, rules, work):
+    """One decision of a ``Game``: check that ``action`` is legal, apply it, log its report at
+    row ``row`` of the work array's log (with the trick's leader and size before it) and add its
+    tiles to the trick history (layout.py). Returns the report's status, or GAME_ILLEGAL when the
+    action is not legal now: then nothing has changed. One call per decision, as numba's
+    dispatcher costs more than the step."""
+    n = legal_actions(state, table, rules, work[W_SCRATCH:])
+    legal = False
+    for i in range(n):
+        if work[W_SCRATCH + i] == action:
+            legal = True
+            break
+    if not legal:
+        return GAME_ILLEGAL
+    at = W_LOG + W_ROW * row
+    work[at + W_ROW_LEADER] = state[S_LEADER]
+    work[at + W_ROW_SIZE] = state[S_SIZE]
+    report = work[at:at + REPORT_LEN]
+    step(state, action, table, rules, report)
+    record_tricks(report, work[:HISTORY_LEN])
+    return report[REP_STATUS]
 
 
 @njit(cache=True)
