@@ -3,8 +3,8 @@ median of several timed runs, on one core. Each figure is skipped (None, with th
 its package is missing: install them with the ``peers`` extra (``pip install "tiengow[peers]"``).
 
 * OpenSpiel ``oh_hell`` (4 players, 8 tricks: the closest trick-taking analogue) and ``hearts``:
-  whole games with uniform random bots in C++ (``pyspiel.evaluate_bots``, one call per game),
-  and a Python loop over ``State.apply_action`` (games/s and steps/s);
+  whole games with uniform random bots in C++ (``pyspiel.evaluate_bots``, one call per game);
+  their Python API is measured beside ours, in turns, by ``game_api.py``;
 * PettingZoo ``leduc_holdem_v4``: the AEC loop, steps/s, through ``env()`` (the standard
   wrappers) and through ``raw_env()``;
 * RLCard ``doudizhu``: ``env.run`` with random agents, games/s.
@@ -18,8 +18,7 @@ from collections.abc import Callable
 
 from tiengow.agents.infra import install_hint
 
-OH_HELL = ("oh_hell", {"players": 4, "num_tricks_fixed": 8})
-HEARTS = ("hearts", {})
+from .game_api import HEARTS, OH_HELL
 
 
 def _rate(run: Callable[[], int], seconds: float, repeats: int) -> float:
@@ -43,32 +42,6 @@ def openspiel_cpp_games_per_s(name: str, params: dict, seconds: float, repeats: 
         pyspiel.evaluate_bots(game.new_initial_state(), bots, random.randrange(2**31))
         return 1
     return _rate(one_game, seconds, repeats)
-
-
-def openspiel_python_rates(name: str, params: dict, seconds: float, repeats: int) -> tuple[float, float]:
-    """(games/s, steps/s) of a Python loop of random legal actions (chance sampled)."""
-    import pyspiel
-    game = pyspiel.load_game(name, params)
-    rng = random.Random(0)
-    steps = [0]
-
-    def one_game() -> int:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes, probs = zip(*state.chance_outcomes())
-                state.apply_action(rng.choices(outcomes, probs)[0])
-            else:
-                state.apply_action(rng.choice(state.legal_actions()))
-                steps[0] += 1
-        return 1
-
-    games = _rate(one_game, seconds, repeats)
-    steps[0] = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        one_game()
-    return games, steps[0] / (time.perf_counter() - start)
 
 
 def leduc_aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
@@ -125,8 +98,6 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
     for game, params in (OH_HELL, HEARTS):
         attempt((f"openspiel_{game}_cpp_games_per_s",), "open_spiel",
                 lambda g=game, p=params: openspiel_cpp_games_per_s(g, p, seconds, repeats))
-        attempt((f"openspiel_{game}_python_games_per_s", f"openspiel_{game}_python_steps_per_s"), "open_spiel",
-                lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
     attempt(("pettingzoo_leduc_aec_steps_per_s",), "pettingzoo[classic] / rlcard",
             lambda: leduc_aec_steps_per_s(seconds, repeats))
     attempt(("pettingzoo_leduc_raw_steps_per_s",), "pettingzoo[classic] / rlcard",

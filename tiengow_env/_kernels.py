@@ -116,6 +116,7 @@ from .layout import (
     STEP_TRICK_OVER,
     T_BEAT_END,
     T_BEAT_START,
+    T_COLS,
     T_LAST_BONUS,
     T_MASK,
     T_SIZE,
@@ -1012,19 +1013,32 @@ def record_tricks(report, history):
         history[H_COUNT] = report[REP_TRICK] + 1
 
 
+@njit(cache=True, inline="always")
+def unpack_tables(tables):
+    """(table, rules) from one array: the length of ``rules``, ``rules``, then ``table`` by rows.
+    A ``Game`` hands its kernels this one array, as numba's dispatcher costs about 65 ns for
+    each array argument of a call, and a ``Game`` calls once or twice a decision."""
+    n = tables[0]
+    rules = tables[1:1 + n]
+    table = tables[1 + n:].reshape(((tables.size - 1 - n) // T_COLS, T_COLS))
+    return table, rules
+
+
 @njit(cache=True)
-def game_legal(state, table, rules, work):
+def game_legal(state, tables, work):
     """``legal_actions`` into a ``Game``'s work array (layout.W_SCRATCH); return their count."""
+    table, rules = unpack_tables(tables)
     return legal_actions(state, table, rules, work[W_SCRATCH:])
 
 
 @njit(cache=True)
-def game_step(state, action, row, table, rules, work):
+def game_step(state, action, row, tables, work):
     """One decision of a ``Game``: check that ``action`` is legal, apply it, log its report at
     row ``row`` of the work array's log (with the trick's leader and size before it) and add its
     tiles to the trick history (layout.py). Returns the report's status, or GAME_ILLEGAL when the
     action is not legal now: then nothing has changed. One call per decision, as numba's
     dispatcher costs more than the step."""
+    table, rules = unpack_tables(tables)
     n = legal_actions(state, table, rules, work[W_SCRATCH:])
     legal = False
     for i in range(n):

@@ -120,7 +120,7 @@ class Game:
             raise ValueError(f"banker must be a seat 0..{players - 1}, got {short_repr(banker)}")
         self.state = np.zeros(L.S_LEN, dtype=np.int64)
         K.new_hand(self.state, masks, int(banker), streak, self.combos.table, self.combos.rules_array)
-        self._table, self._rules_array = self.combos.table, self.combos.rules_array
+        self._tables = _packed_tables(self.rules)
         self._num_actions = self.combos.num_actions
         # layout.W_*: the trick history (for information_state), the log of step reports not
         # yet read into _tricks, and the scratch of legal_actions
@@ -211,7 +211,7 @@ class Game:
 
     def legal_actions(self) -> list[int]:
         """The acting seat's legal action ids, in the core's order (empty once the hand is over)."""
-        n = K.game_legal(self.state, self._table, self._rules_array, self._work)
+        n = K.game_legal(self.state, self._tables, self._work)
         return self._work[_SCRATCH:_SCRATCH + n].tolist()
 
     def legal_mask(self) -> np.ndarray:
@@ -310,7 +310,7 @@ class Game:
         if row == L.W_ROWS:  # only a game whose state was set from outside again and again gets here
             self._read_log()
             row = 0
-        if K.game_step(self.state, action, row, self._table, self._rules_array, self._work) == L.GAME_ILLEGAL:
+        if K.game_step(self.state, action, row, self._tables, self._work) == L.GAME_ILLEGAL:
             raise self._refusal(action)
         self._logged = row + 1
         self._forced_taken = 0
@@ -479,6 +479,13 @@ class Game:
     def net(self) -> np.ndarray:
         st = self.state
         return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
+
+
+@functools.cache
+def _packed_tables(rules: RuleSet) -> np.ndarray:
+    """The rule set's ``rules`` array and table in one array, as ``_kernels.unpack_tables`` reads them."""
+    combos = table_for(rules)
+    return np.concatenate([[len(combos.rules_array)], combos.rules_array, combos.table.ravel()]).astype(np.int64)
 
 
 @functools.cache

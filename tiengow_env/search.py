@@ -101,6 +101,7 @@ class Workspace:
                        np.zeros(1, dtype=np.int64))
         self.links = np.zeros((0, 5), dtype=np.int64)
         self.stats = np.zeros((0, 3), dtype=np.float64)
+        self.rollouts = 0  # rollouts the PIMC searches of this workspace have played, one per world and action
 
     def tree(self, iterations: int) -> tuple[np.ndarray, np.ndarray]:
         """ISMCTS node arrays for ``iterations`` iterations (one node each, plus the root)."""
@@ -236,6 +237,7 @@ def pimc_details(game: Game, samples: int = 32, policy: str = "greedy", seed: in
                            POLICIES[policy], epsilons, bool(low_discard), greedy_end, endgame, float(beta), events,
                            keep, pool, cdf, game.rules.discards_face_up, ws.singles, game.combos.table,
                            game.combos.rules_array, _rng(seed), ws.solver, values, counts, rounds)
+    ws.rollouts += int(counts.sum())  # the kernel counts each action's worlds: what tiengow bench reads
     return actions, values, int(nodes), int(np.argmax(rounds))
 
 
