@@ -15,6 +15,12 @@ one core, wall-clock time:
    core's random playout of the same worlds (``random_playout``) for comparison. What the kernel
    spends beyond worlds x draw + rollouts x rollout is its own bookkeeping (halving rounds,
    copies, sums).
+4. What the speed-up plan of PROFILE.md would give, measured on the same worlds: the rollout
+   loop of ``finish_world`` (endgame 0, as ``search`` plays it) compiled without reference
+   counting (``_nrt=False``), and then with the greedy choice made from the legal actions the
+   loop has listed anyway (one ``legal_actions`` a decision instead of two). These two
+   prototypes draw the same random numbers in the same order as ``finish_world``; they are
+   here to measure the plan, and go when the search kernels adopt it.
 """
 from __future__ import annotations
 
@@ -27,11 +33,14 @@ from collections.abc import Iterator
 import numpy as np
 from numba import njit
 
+from tiengow.agents.infra import atomic_write
 from tiengow_env import _kernels as K
+from tiengow_env import _policy_kernels as PK
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
-from tiengow_env.layout import S_LEN, legal_len
+from tiengow_env.layout import PHASE_LEAD, PHASE_OVER, S_LEN, S_PHASE, S_TO_ACT, legal_len
 
+from .core import machine
 from .search_bench import decision_positions
 
 SEARCH_EPSILON = 0.5  # agents/pimc.py SEARCH: epsilon=0.5:halving=1, greedy rollouts
@@ -66,6 +75,50 @@ def _playouts(worlds, actions, table, rules, rng, scratch, child):
             child[:] = worlds[w]
             K.step(child, actions[a], table, rules)
             K.random_playout(child, table, rules, rng, scratch)
+            done += 1
+    return done
+
+
+@njit(cache=True, _nrt=False)
+def _finish_without_refcounts(state, policy, epsilons, face_up, singles, table, rules, rng, scratch):
+    """Prototype: ``finish_world``'s loop for endgame 0 and no greedy_end, compiled without
+    reference counting (``_kernels``' step 7)."""
+    while state[S_PHASE] != PHASE_OVER:
+        threshold = np.int64(epsilons[state[S_TO_ACT]] * SK.EPSILON_UNIT)
+        if threshold > 0 and K.rand_below(rng, SK.EPSILON_UNIT) < threshold:
+            n = K.legal_actions(state, table, rules, scratch)
+            action = scratch[K.rand_below(rng, n)]
+        else:
+            action = PK.policy_action(state, policy, face_up, singles, table, rules, rng, scratch)
+        K.step(state, action, table, rules)
+
+
+@njit(cache=True, _nrt=False)
+def _finish_greedy_listed(state, epsilons, table, rules, rng, scratch):
+    """Prototype: the same for the greedy policy, its choice made from the one list of legal
+    actions of each decision."""
+    while state[S_PHASE] != PHASE_OVER:
+        threshold = np.int64(epsilons[state[S_TO_ACT]] * SK.EPSILON_UNIT)
+        n = K.legal_actions(state, table, rules, scratch)
+        if threshold > 0 and K.rand_below(rng, SK.EPSILON_UNIT) < threshold:
+            action = scratch[K.rand_below(rng, n)]
+        else:
+            action = K.greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
+        K.step(state, action, table, rules)
+
+
+@njit(cache=True)
+def _prototype_rollouts(worlds, actions, listed, policy, epsilons, face_up, singles, table, rules, rng, scratch,
+                        child):
+    done = 0
+    for w in range(worlds.shape[0]):
+        for a in range(actions.shape[0]):
+            child[:] = worlds[w]
+            K.step(child, actions[a], table, rules)
+            if listed:
+                _finish_greedy_listed(child, epsilons, table, rules, rng, scratch)
+            else:
+                _finish_without_refcounts(child, policy, epsilons, face_up, singles, table, rules, rng, scratch)
             done += 1
     return done
 
@@ -167,19 +220,34 @@ def kernel_parts(games: list, worlds_per_game: int = 64) -> dict[str, float]:
                                          worlds_per_game, out), lambda item, _: worlds_per_game)
     playouts = per_call(lambda item: _playouts(item[3], item[4], table, rules, rng, scratch, child),
                         lambda item, done: done)
+
+    def prototype(listed: bool) -> float:
+        epsilons = np.full(4, SEARCH_EPSILON)
+        return per_call(lambda item: _prototype_rollouts(item[3], item[4], listed, greedy, epsilons, face_up,
+                                                         workspace.singles, table, rules, rng, scratch, child),
+                        lambda item, done: done)
     return {"draw_world_us": draws, "rollout_us_search": rollouts(SEARCH_EPSILON), "rollout_us_greedy": rollouts(0.0),
-            "rollout_us_random": rollouts(1.0), "random_playout_us": playouts}
+            "rollout_us_random": rollouts(1.0), "random_playout_us": playouts,
+            "prototype_rollout_us_without_refcounts": prototype(False),
+            "prototype_rollout_us_greedy_from_one_list": prototype(True)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--decisions", type=int, default=40, help="positions to time (40)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--save", metavar="PATH", help="also write the figures to PATH (JSON)")
     args = parser.parse_args(argv)
+    if args.decisions < 1:
+        parser.error(f"--decisions must be at least 1, got {args.decisions}")
     games = decision_positions(args.decisions)
     figures = {"search": bot_costs("search", games), "champion": bot_costs("champion", games),
-               "champion_parts_ms": champion_parts(games), "kernels": kernel_parts(games)}
-    print(json.dumps(figures, indent=1 if not args.json else None))
+               "champion_parts_ms": champion_parts(games), "kernels": kernel_parts(games),
+               "machine": machine(), "command": "python -m tiengow.benchmarks.profile_search"
+               + (f" --decisions {args.decisions}" if args.decisions != 40 else "")}
+    text = json.dumps(figures, indent=1)
+    if args.save:
+        atomic_write(args.save, lambda f: f.write((text + "\n").encode()))
+    print(text)
     return 0
 
 
