@@ -263,12 +263,13 @@ class Game:
 
     def clone(self) -> Game:
         """A game of its own in the same position: stepping one leaves the other as it was."""
+        fields = self.__dict__.copy()  # a dict's copy, then one assignment: cheaper than setting attributes
+        fields["state"] = self.state.copy()
+        fields["_work"] = self._work.copy()
+        fields["_tricks"] = self._tricks.copy()  # tricks are tuples and _forced_read is never changed: sharing is safe
+        fields["history"] = self.history.copy()
         other = object.__new__(Game)
-        other.__dict__.update(self.__dict__)
-        other.state = self.state.copy()
-        other._work = self._work.copy()
-        other._tricks = self._tricks.copy()  # tricks are tuples and _forced_read is never changed: sharing is safe
-        other.history = self.history.copy()
+        other.__dict__ = fields
         return other
 
     __copy__ = clone  # copy.copy(game) is a game of its own too, not a view of this one
