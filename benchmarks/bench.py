@@ -16,24 +16,8 @@ import numpy as np
 
 from tiengow.agents.infra import atomic_write
 
-from . import core, peers, search_bench
+from . import core, game_api, peers, search_bench
 from .peers import _rate
-
-
-def game_api_steps_per_s(seconds: float, repeats: int) -> float:
-    from tiengow_env.game import Game
-    rng = np.random.default_rng(0)
-    seed = [0]
-
-    def hand() -> int:
-        seed[0] += 1
-        game, steps = Game(seed=seed[0]), 0
-        while not game.is_over:
-            legal = game.legal_actions()
-            game.step(legal[int(rng.integers(len(legal)))])
-            steps += 1
-        return steps
-    return _rate(hand, seconds, repeats)
 
 
 def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
@@ -98,14 +82,16 @@ def memory_bytes() -> dict[str, float]:
     return {"bytes_per_game_state": env.states[0].nbytes, "bytes_per_vector_slot": per_env / 1024}
 
 
-def jobs(quick: bool = False) -> list[tuple[str, Callable[[], object]]]:
-    """The measurements, by name, in the order they run."""
+def jobs(quick: bool = False, with_peers: bool = False) -> list[tuple[str, Callable[[], object]]]:
+    """The measurements, by name, in the order they run; with the peers, the Game API's take
+    turns with OpenSpiel's Python API (game_api.py)."""
     seconds, repeats = (0.5, 3) if quick else (2.0, 5)
     hands = 50_000 if quick else 200_000
     return [
         ("core_hands_per_s", lambda: core.core_hands_per_s("standard", hands, repeats)),
         ("core_hands_per_s_all_cores", lambda: core.core_hands_per_s_all_cores("standard", hands, 3)),
-        ("game_api_steps_per_s", lambda: game_api_steps_per_s(seconds, repeats)),
+        ("game_api", lambda: dict(zip(("figures", "peers", "peers_skipped"),
+                                      game_api.measure(seconds, repeats, with_peers)))),
         ("aec_steps_per_s", lambda: aec_steps_per_s(seconds, repeats)),
         ("aec_raw_steps_per_s", lambda: aec_steps_per_s(seconds, repeats, raw=True)),
         ("gym_steps_per_s", lambda: gym_steps_per_s(seconds, repeats)),
@@ -131,15 +117,23 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
     check_only(only)
     seconds, repeats = (0.5, 3) if quick else (2.0, 5)
     figures: dict = {}
-    for name, job in jobs(quick):
+    theirs: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    for name, job in jobs(quick, with_peers):
         if only and only not in name:
             continue
         log(f"measuring {name} ...")
         value = job()
-        figures.update(value if isinstance(value, dict) else {name: value})
+        if name == "game_api":
+            figures.update(value["figures"])
+            theirs.update(value["peers"])
+            skipped.update(value["peers_skipped"])
+        else:
+            figures.update(value if isinstance(value, dict) else {name: value})
     if with_peers:
         log("measuring peers ...")
-        figures["peers"], figures["peers_skipped"] = peers.measure(seconds, repeats)
+        more, more_skipped = peers.measure(seconds, repeats)
+        figures["peers"], figures["peers_skipped"] = {**more, **theirs}, {**more_skipped, **skipped}
         figures["ratios"] = ratios(figures)
     figures["machine"] = core.machine()
     figures["command"] = "tiengow bench" + (" --quick" if quick else "") + (" --peers" if with_peers else "") + (
@@ -152,7 +146,11 @@ RATIOS = {  # name: (our figure, their figure, target)
     "core_vs_openspiel_hearts_cpp": ("core_hands_per_s", "openspiel_hearts_cpp_games_per_s", None),
     "aec_vs_pettingzoo_leduc_aec": ("aec_steps_per_s", "pettingzoo_leduc_aec_steps_per_s", 4),
     "aec_raw_vs_pettingzoo_leduc_raw": ("aec_raw_steps_per_s", "pettingzoo_leduc_raw_steps_per_s", 4),
-    "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", None),
+    "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", 2),
+    "game_api_vs_openspiel_oh_hell_python_decisions": ("game_api_decision_steps_per_s",
+                                                       "openspiel_oh_hell_python_decision_steps_per_s", None),
+    "game_api_clone_vs_openspiel_oh_hell_python_clone": ("game_api_clone_per_s",
+                                                         "openspiel_oh_hell_python_clone_per_s", None),
     "core_vs_rlcard_doudizhu": ("core_hands_per_s", "rlcard_doudizhu_games_per_s", None),
     "vector_4096_vs_aec": ("vector_steps_per_s_4096", "aec_steps_per_s", 30),
     "python_tiengow_vs_python_block_dominoes": ("openspiel_python_tiengow_steps_per_s",

@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from tiengow.agents.infra import install_hint
 
-OH_HELL = ("oh_hell", {"players": 4, "num_tricks_fixed": 8})
-HEARTS = ("hearts", {})
+from .game_api import HEARTS, OH_HELL
+
 PYTHON_GAMES = (("python_tiengow", {}), ("python_block_dominoes", {}))  # registered on import (below)
 
 
@@ -132,8 +132,6 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
     for game, params in (OH_HELL, HEARTS):
         attempt((f"openspiel_{game}_cpp_games_per_s",), "open_spiel",
                 lambda g=game, p=params: openspiel_cpp_games_per_s(g, p, seconds, repeats))
-        attempt((f"openspiel_{game}_python_games_per_s", f"openspiel_{game}_python_steps_per_s"), "open_spiel",
-                lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
     for game, params in PYTHON_GAMES:
         attempt((f"openspiel_{game}_games_per_s", f"openspiel_{game}_steps_per_s"), "open_spiel",
                 lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))

@@ -1,8 +1,9 @@
 """Search figures for ``tiengow bench``: PIMC decisions per second at 32 and 512 samples,
 ISMCTS iterations per second, the ``search`` and ``champion`` bots' milliseconds per decision
 (on decisions with several legal actions: a bot with one legal action does not search, so its
-average over a whole hand is lower), and worlds per second of the exact endgame beside the rollout
-it replaces. Positions are decisions of expert play with several legal actions, every stage
+average over a whole hand is lower), the rollouts a second inside ``search`` (as its searches
+count them: one per sampled world and action played in it), and worlds per second of the exact
+endgame beside the rollout it replaces. Positions are decisions of expert play with several legal actions, every stage
 of the hand; the endgame figures use those with at most ENDGAME_TILES tiles in the hands."""
 from __future__ import annotations
 
@@ -67,6 +68,16 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
             return len(game.legal_actions())
         return _rate(run, seconds, repeats)
 
+    def rollouts() -> float:
+        from tiengow.agents.base import make_agent
+        bot = make_agent("search")
+
+        def run() -> int:
+            before = bot.workspace.rollouts
+            bot.search(next_game(games), at[0])
+            return bot.workspace.rollouts - before
+        return _rate(run, seconds, repeats)
+
     def milliseconds(spec: str) -> float:
         from tiengow.agents.base import make_agent
         bot = make_agent(spec)
@@ -75,4 +86,5 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
     return {"pimc_decisions_per_s_32": pimc(32), "pimc_decisions_per_s_512": pimc(512),
             "ismcts_iterations_per_s": ismcts(),
             "search_ms_per_decision": milliseconds("search"), "champion_ms_per_decision": milliseconds("champion"),
+            "search_rollouts_per_s": rollouts(),
             "endgame_solver_worlds_per_s": worlds(True), "rollout_worlds_per_s_same_positions": worlds(False)}

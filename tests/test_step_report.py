@@ -28,7 +28,8 @@ def reports_of(hands, banker, actions, rules="standard") -> list[np.ndarray]:
     out = []
     for action in actions:
         game.play(action)
-        out.append(game._report.copy())
+        at = L.W_LOG + L.W_ROW * (game._logged - 1)  # the last row of the game's log (layout.W_*)
+        out.append(game._work[at:at + L.REPORT_LEN].copy())
     return out
 
 

@@ -464,8 +464,8 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     """The reference ladder of the shipped bots by sequential tests: records and a Markdown table."""
     from tiengow import ladder
     from tiengow.agents.infra import atomic_write
-    from tiengow.training.runs import check_output_path, run_dir
     from tiengow.agents.sprt import parse_hypotheses
+    from tiengow.training.runs import check_output_path, run_dir
     rules = _rules_arg(args.rules)
     try:
         bots = ladder.place(args.bots or [])

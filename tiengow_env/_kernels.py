@@ -25,9 +25,11 @@ from .layout import (
     ENV_ILLEGAL,
     ENV_NEXT_HAND,
     ENV_PLAYING,
+    GAME_ILLEGAL,
     H_COUNT,
     H_DOWN,
     H_UP,
+    HISTORY_LEN,
     HISTORY_STRIDE,
     KIND_BEAT,
     KIND_DECLARE,
@@ -80,6 +82,7 @@ from .layout import (
     REP_TRICK,
     REP_WINNER,
     REP_WINNING,
+    REPORT_LEN,
     S_ACTED,
     S_BANKER,
     S_BANKER_FIRST,
@@ -113,11 +116,17 @@ from .layout import (
     STEP_TRICK_OVER,
     T_BEAT_END,
     T_BEAT_START,
+    T_COLS,
     T_LAST_BONUS,
     T_MASK,
     T_SIZE,
     T_STAKE,
     T_STRENGTH,
+    W_LOG,
+    W_ROW,
+    W_ROW_LEADER,
+    W_ROW_SIZE,
+    W_SCRATCH,
     decisions_len,
     declare_action,
     decline_action,
@@ -1034,6 +1043,49 @@ def record_tricks(report, history):
         history[row + 2 * s + H_DOWN] |= report[REP_FORCED + s]
     if report[REP_WINNER] >= 0:
         history[H_COUNT] = report[REP_TRICK] + 1
+
+
+@njit(cache=True, inline="always")
+def unpack_tables(tables):
+    """(table, rules) from one array: the length of ``rules``, ``rules``, then ``table`` by rows.
+    A ``Game`` hands its kernels this one array, as numba's dispatcher costs about 65 ns for
+    each array argument of a call, and a ``Game`` calls once or twice a decision."""
+    n = tables[0]
+    rules = tables[1:1 + n]
+    table = tables[1 + n:].reshape(((tables.size - 1 - n) // T_COLS, T_COLS))
+    return table, rules
+
+
+@njit(cache=True)
+def game_legal(state, tables, work):
+    """``legal_actions`` into a ``Game``'s work array (layout.W_SCRATCH); return their count."""
+    table, rules = unpack_tables(tables)
+    return legal_actions(state, table, rules, work[W_SCRATCH:])
+
+
+@njit(cache=True)
+def game_step(state, action, row, tables, work):
+    """One decision of a ``Game``: check that ``action`` is legal, apply it, log its report at
+    row ``row`` of the work array's log (with the trick's leader and size before it) and add its
+    tiles to the trick history (layout.py). Returns the report's status, or GAME_ILLEGAL when the
+    action is not legal now: then nothing has changed. One call per decision, as numba's
+    dispatcher costs more than the step."""
+    table, rules = unpack_tables(tables)
+    n = legal_actions(state, table, rules, work[W_SCRATCH:])
+    legal = False
+    for i in range(n):
+        if work[W_SCRATCH + i] == action:
+            legal = True
+            break
+    if not legal:
+        return GAME_ILLEGAL
+    at = W_LOG + W_ROW * row
+    work[at + W_ROW_LEADER] = state[S_LEADER]
+    work[at + W_ROW_SIZE] = state[S_SIZE]
+    report = work[at:at + REPORT_LEN]
+    step(state, action, table, rules, report)
+    record_tricks(report, work[:HISTORY_LEN])
+    return report[REP_STATUS]
 
 
 @njit(cache=True)

@@ -28,6 +28,7 @@ ACTION_KINDS = ("play", "discard", "declare")
 
 _TILE_TYPES = [int(t) for t in TILE_TYPE]
 _PLAY_KINDS = {L.KIND_LEAD: "lead", L.KIND_BEAT: "beat", L.KIND_DISCARD: "discard"}
+_SCRATCH, _PHASE, _OVER = L.W_SCRATCH, L.S_PHASE, L.PHASE_OVER  # read on every decision
 
 
 def _types_of(mask: int) -> tuple[int, ...]:
@@ -61,6 +62,19 @@ class Trick(NamedTuple):
     bonus: tuple[int, ...] | None = None
 
 
+class Snapshot(NamedTuple):
+    """Everything a step changes in a ``Game``, copied by ``Game.snapshot()`` for ``restore()``."""
+    combos: CombinationTable
+    state: np.ndarray
+    work: np.ndarray
+    history: list[int]
+    tricks: list[Trick]
+    logged: int
+    trick_base: int
+    forced_read: list[tuple[int, int]]
+    forced_taken: int
+
+
 class RecordError(ValueError):
     """A hand record that cannot be replayed; ``action_index`` is None for the record itself."""
 
@@ -80,6 +94,11 @@ class Game:
     Decisions are action ids (``legal_actions()``, the environments' action space) or hand
     record actions such as ``{"seat": 1, "discard": ["5-1", "2-2"]}`` (``play()``); ``history``
     lists the action ids applied so far (forced discards are not decisions and are not in it).
+
+    A step is one call into the compiled core, which checks the action, applies it and logs
+    what it did; ``tricks`` and ``forced`` read that log only when asked. ``clone()`` copies
+    the game, and ``snapshot()`` / ``restore()`` take it back to an earlier point: what a
+    Python tree search needs.
     """
 
     def __init__(self, seed: int | None = None, *, hands: list[list[str]] | None = None,
@@ -102,12 +121,17 @@ class Game:
             raise ValueError(f"banker must be a seat 0..{players - 1}, got {short_repr(banker)}")
         self.state = np.zeros(L.S_LEN, dtype=np.int64)
         K.new_hand(self.state, masks, int(banker), streak, self.combos.table, self.combos.rules_array)
-        self._scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
-        self._report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
+        self._tables = _packed_tables(self.rules)
+        self._num_actions = self.combos.num_actions
+        # layout.W_*: the trick history (for information_state), the log of step reports not
+        # yet read into _tricks, and the scratch of legal_actions
+        self._work = np.zeros(L.work_len(self.combos.num_combos), dtype=np.int64)
+        self._logged = 0  # rows of the work array's log that _tricks has not read yet
         self._tricks: list[Trick] = []
-        self.forced: list[tuple[int, int]] = []  # early-death discards since the last decision
+        self._trick_base = 0  # the number of the trick _tricks[0] is (> 0 when the state was set from outside)
+        self._forced_read: list[tuple[int, int]] = []  # the last step's forced discards, once its row is read
+        self._forced_taken = 0  # of those, how many play() has taken as record actions
         self.history: list[int] = []  # the action ids step() and play() applied, in order
-        self._tricks_seen = np.zeros(L.HISTORY_LEN, dtype=np.int64)  # each trick's tiles, for information_state
 
     def _hand_masks(self, hands: object) -> np.ndarray:
         """Masks of explicit hands, checked against the deck (copies go to seats in order)."""
@@ -140,7 +164,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return bool(self.state[L.S_PHASE] == L.PHASE_OVER)
+        return self.state.item(_PHASE) == _OVER
 
     @property
     def to_act(self) -> int | None:
@@ -158,7 +182,15 @@ class Game:
     def tricks(self) -> list[Trick]:
         """Every trick of the hand so far, the one in play last (empty before the first lead),
         as the steps of this game reported them."""
+        self._read_log()
         return list(self._tricks)
+
+    @property
+    def forced(self) -> list[tuple[int, int]]:
+        """(seat, tile type) of the early-death discards that followed the last decision, in
+        play order (RULES.md section 4); ``play()`` takes them off as a record spells them out."""
+        forced = self._forced_in(self._logged - 1) if self._logged else self._forced_read
+        return forced[self._forced_taken:]
 
     @property
     def columns(self) -> list[int]:
@@ -184,12 +216,13 @@ class Game:
         return int(seat)
 
     def legal_actions(self) -> list[int]:
-        n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
-        return [int(a) for a in self._scratch[:n]]
+        """The acting seat's legal action ids, in the core's order (empty once the hand is over)."""
+        n = K.game_legal(self.state, self._tables, self._work)
+        return self._work[_SCRATCH:_SCRATCH + n].tolist()
 
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
-        K.legal_mask(self.state, self.combos.table, self.combos.rules_array, self._scratch, mask)
+        K.legal_mask(self.state, self.combos.table, self.combos.rules_array, self._work[_SCRATCH:], mask)
         return mask.astype(bool)
 
     def observe(self, seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -202,7 +235,7 @@ class Game:
         obs = np.zeros(offsets[-1], dtype=np.float32)
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
         K.observe(self.state, seat, self.combos.table, self.combos.rules_array, offsets[:-1],
-                  self.rules.discards_face_up, self._scratch, obs, mask)
+                  self.rules.discards_face_up, self._work[_SCRATCH:], obs, mask)
         return obs, mask.astype(bool)
 
     def information_state(self, seat: int | None = None) -> np.ndarray:
@@ -213,7 +246,7 @@ class Game:
         if seat is None and self.is_over:
             raise ValueError(f"information_state needs a seat 0..{self.players - 1}; the hand is over")
         seat = self._seat(self.to_act if seat is None else seat)
-        state, seen = self.state, self._tricks_seen
+        state, seen = self.state, self._work[L.W_HISTORY:L.W_HISTORY + L.HISTORY_LEN]
         rows = seen[:L.H_COUNT].reshape(L.MAX_TRICKS, L.MAX_SEATS, 2)
         up, down = np.bitwise_or.reduce(rows[:, :, L.H_UP]), np.bitwise_or.reduce(rows[:, :, L.H_DOWN])
         downs = state[L.S_DOWN:L.S_DOWN + L.MAX_SEATS]
@@ -235,69 +268,116 @@ class Game:
         return self.combos.action_name(int(action))
 
     def clone(self) -> Game:
+        """A game of its own in the same position: stepping one leaves the other as it was."""
+        fields = self.__dict__.copy()  # a dict's copy, then one assignment: cheaper than setting attributes
+        fields["state"] = self.state.copy()
+        fields["_work"] = self._work.copy()
+        fields["_tricks"] = self._tricks.copy()  # tricks are tuples and _forced_read is never changed: sharing is safe
+        fields["history"] = self.history.copy()
         other = object.__new__(Game)
-        other.__dict__.update(self.__dict__)
-        other.state = self.state.copy()
-        other._scratch = np.zeros_like(self._scratch)
-        other._report = np.zeros_like(self._report)
-        other._tricks = list(self._tricks)  # tricks are tuples: sharing them is safe
-        other.forced = list(self.forced)
-        other.history = list(self.history)
-        other._tricks_seen = self._tricks_seen.copy()
+        other.__dict__ = fields
         return other
 
     __copy__ = clone  # copy.copy(game) is a game of its own too, not a view of this one
 
+    def snapshot(self) -> Snapshot:
+        """This position, for ``restore()``: a tree search snapshots a node once and restores it
+        before each child, instead of cloning the game for every child."""
+        return Snapshot(self.combos, self.state.copy(), self._work.copy(), self.history.copy(), self._tricks.copy(),
+                        self._logged, self._trick_base, self._forced_read, self._forced_taken)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Go back to the position of ``snapshot()`` (of this game or one of the same rules), in
+        place: the state array stays the same object. A snapshot may be restored many times."""
+        if not isinstance(snapshot, Snapshot) or snapshot.combos is not self.combos:
+            raise ValueError(f"restore takes a Snapshot that a game under these rules ({self.rules.name}) made, "
+                             f"got {short_repr(snapshot)}")
+        self.state[:] = snapshot.state
+        self._work[:] = snapshot.work
+        self.history = snapshot.history.copy()
+        self._tricks = snapshot.tricks.copy()
+        self._logged, self._trick_base = snapshot.logged, snapshot.trick_base
+        self._forced_read, self._forced_taken = snapshot.forced_read, snapshot.forced_taken
+
     # ----------------------------------------------------------------- acting
     def step(self, action: int) -> None:
-        """Apply one action id of the acting seat; ValueError if it is not legal now."""
-        if not is_integer(action) or not 0 <= action < self.combos.num_actions:
-            raise ValueError(f"an action is an integer id 0..{self.combos.num_actions - 1}, "
-                             f"got {short_repr(action)}")
-        if self.is_over:
-            raise ValueError(f"action {action}: the hand is over")
-        self._check_legal(int(action))
-        self._apply(int(action))
-
-    def _check_legal(self, action: int) -> None:
-        """ValueError unless ``action`` is one of ``legal_actions()`` (what step() accepts)."""
-        n = K.legal_actions(self.state, self.combos.table, self.combos.rules_array, self._scratch)
-        if action not in self._scratch[:n].tolist():  # a list: numpy's `in` costs a temporary array
-            legal = self.legal_actions()
-            raise ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
-                             f"{self.to_act}; legal: {legal_list(legal, self.action_name)}")
+        """Apply one action id of the acting seat; ValueError if it is not legal now (and then
+        nothing has changed)."""
+        if type(action) is not int or not 0 <= action < self._num_actions:  # plain ints skip the slower checks
+            if not is_integer(action) or not 0 <= action < self._num_actions:
+                raise ValueError(f"an action is an integer id 0..{self._num_actions - 1}, "
+                                 f"got {short_repr(action)}")
+            action = int(action)
+        self._apply(action)
 
     def _apply(self, action: int) -> None:
-        """Step the kernel, then read its report: the trick's plays, forced discards, its end."""
-        K.step(self.state, action, self.combos.table, self.combos.rules_array, self._report)
-        K.record_tricks(self._report, self._tricks_seen)
+        """Step the kernel (one call: it checks the action, steps and logs its report); ValueError
+        naming the reason if the action is not legal now, and then nothing has changed."""
+        row = self._logged
+        if row == L.W_ROWS:  # only a game whose state was set from outside again and again gets here
+            self._read_log()
+            row = 0
+        if K.game_step(self.state, action, row, self._tables, self._work) == L.GAME_ILLEGAL:
+            raise self._refusal(action)
+        self._logged = row + 1
+        self._forced_taken = 0
         self.history.append(action)
-        report = self._report.tolist()
-        self.forced = []
+
+    def _refusal(self, action: int) -> ValueError:
+        """Why step() refuses ``action``, an action id that is not legal now."""
+        if self.is_over:
+            return ValueError(f"action {action}: the hand is over")
+        legal = self.legal_actions()
+        return ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
+                          f"{self.to_act}; legal: {legal_list(legal, self.action_name)}")
+
+    def _row(self, row: int) -> list[int]:
+        """Row ``row`` of the work array's log: a step report, then the trick's leader and size before it."""
+        at = L.W_LOG + L.W_ROW * row
+        return self._work[at:at + L.W_ROW].tolist()
+
+    def _forced_in(self, row: int) -> list[tuple[int, int]]:
+        """(seat, tile type) of the forced discards a logged step reported, in play order."""
+        report = self._row(row)
+        seat, players = report[L.REP_SEAT], self.rules.players
+        forced = []
+        for k in range(1, players):  # early death goes round in play order after the decision
+            s = (seat + k) % players
+            if report[L.REP_FORCED + s]:
+                forced.append((s, _types_of(report[L.REP_FORCED + s])[0]))
+        return forced
+
+    def _read_log(self) -> None:
+        """Read the logged step reports into the tricks, and empty the log."""
+        for row in range(self._logged):
+            self._read_report(self._row(row))
+        if self._logged:
+            self._forced_read = self._forced_in(self._logged - 1)
+        self._logged = 0
+
+    def _read_report(self, report: list[int]) -> None:
+        """Add one step's report to the tricks: the trick's plays, forced discards, its end."""
         kind = report[L.REP_KIND]
         if kind == L.KIND_DECLARE or kind == L.KIND_DECLINE:
             return
         seat, players, number = report[L.REP_SEAT], self.rules.players, report[L.REP_TRICK]
         types = _types_of(report[L.REP_TILES])
+        if not self._tricks:
+            self._trick_base = number  # > 0: the state was set from outside, and the story starts here
         if kind == L.KIND_LEAD:
             self._tricks.append(Trick(seat, len(types), ()))
-        elif len(self._tricks) <= number:  # the state was set from outside: the story starts here
-            ended = report[L.REP_WINNER] >= 0
-            leader = self.state[L.S_LOG + L.LOG_STRIDE * number + L.LOG_LEADER] if ended else self.state[L.S_LEADER]
-            self._tricks.append(Trick(int(leader), int(self.state[L.S_SIZE]), ()))
+        elif self._trick_base + len(self._tricks) <= number:  # the state was set from outside in mid-trick
+            self._tricks.append(Trick(report[L.W_ROW_LEADER], report[L.W_ROW_SIZE], ()))
         trick = self._tricks[-1]
         plays = trick.plays
         if kind == L.KIND_DISCARD and plays and plays[-1].seat == seat:  # the next tile of one discard
             plays = plays[:-1] + (Play(seat, "discard", tuple(sorted(plays[-1].types + types))),)
         else:
             plays += (Play(seat, _PLAY_KINDS[kind], types),)
-        if any(report[L.REP_FORCED:L.REP_FORCED + players]):
-            for k in range(1, players):  # early death goes round in play order after the decision
-                s = (seat + k) % players
-                if report[L.REP_FORCED + s]:
-                    forced = _types_of(report[L.REP_FORCED + s])
-                    self.forced.append((s, forced[0]))
-                    plays += (Play(s, "forced", forced),)
+        for k in range(1, players):  # early death goes round in play order after the decision
+            s = (seat + k) % players
+            if report[L.REP_FORCED + s]:
+                plays += (Play(s, "forced", _types_of(report[L.REP_FORCED + s])),)
         if report[L.REP_WINNER] >= 0:
             bonus = tuple(report[L.REP_BONUS:L.REP_BONUS + players])
             trick = Trick(trick.leader, trick.size, plays, report[L.REP_WINNER], report[L.REP_WINNING], bonus)
@@ -313,7 +393,7 @@ class Game:
         for k, (s, t) in enumerate(self.forced):
             if s == seat:  # a forced early-death discard that the record spells out
                 if kind == "discard" and value == [t]:
-                    del self.forced[:k + 1]
+                    self._forced_taken += k + 1
                     return
                 raise ValueError(f"seat {s} must discard {NAMES[t]} by early death")
         if self.is_over:
@@ -330,7 +410,6 @@ class Game:
             if phase != "declare":
                 raise ValueError(f"seat {seat} cannot declare One Red Dot now")
             choice = L.declare_action(C) if value else L.decline_action(C)
-            self._check_legal(choice)
             self._apply(choice)
             return
         if phase == "declare":
@@ -346,7 +425,6 @@ class Game:
                 raise ValueError(f"{'+'.join(NAMES[t] for t in sorted(value))} is not a combination")
             if phase == "follow":
                 self._check_beats(j)
-            self._check_legal(j)
             self._apply(j)
             return
         if phase == "lead":
@@ -361,7 +439,9 @@ class Game:
         if self.rules.must_beat_if_able and any(a < C for a in self.legal_actions()):
             raise ValueError(f"seat {seat} can beat and must (must_beat_if_able)")
         tiles = sorted(value)
-        self._check_legal(L.discard_action(C, tiles[0]))  # then the others are legal too: they are held
+        first = L.discard_action(C, tiles[0])
+        if first not in self.legal_actions():  # then the others are legal too: they are held
+            raise self._refusal(first)
         for t in tiles:
             self._apply(L.discard_action(C, t))
 
@@ -407,6 +487,13 @@ class Game:
     def net(self) -> np.ndarray:
         st = self.state
         return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
+
+
+@functools.cache
+def _packed_tables(rules: RuleSet) -> np.ndarray:
+    """The rule set's ``rules`` array and table in one array, as ``_kernels.unpack_tables`` reads them."""
+    combos = table_for(rules)
+    return np.concatenate([[len(combos.rules_array)], combos.rules_array, combos.table.ravel()]).astype(np.int64)
 
 
 @functools.cache
@@ -585,5 +672,5 @@ def _parse_json(raw: bytes, where: str) -> Any:
         return RecordError(f"{where} is not JSON: {err}", None)
 
 
-__all__ = ["Game", "Play", "Trick", "RecordError", "replay", "perft", "longest_hand", "parse_record", "play_record",
-           "load_records"]
+__all__ = ["Game", "Play", "Trick", "Snapshot", "RecordError", "replay", "perft", "longest_hand", "parse_record",
+           "play_record", "load_records"]

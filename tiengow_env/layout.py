@@ -70,6 +70,16 @@ it is given one (the playouts pass none and skip it):
 ``HISTORY_STRIDE * k + 2 * s + H_UP``, face down at ``... + H_DOWN``; its last entry,
 H_COUNT, counts the completed tricks.
 
+``work`` (int64) of a ``Game``, everything but its state, in one array so that a step crosses
+into compiled code once and a clone copies two arrays (``_kernels.game_step``):
+
+    W_HISTORY    its trick ``history`` (HISTORY_LEN entries, above)
+    W_LOG + W_ROW*r   the report of step r since the game last read its log (``Game.tricks``
+                 reads it lazily), then W_ROW_LEADER and W_ROW_SIZE: the leader and the size of
+                 the trick in play before that step; W_ROWS rows, one per decision a hand can
+                 hold (every decision but a declaration puts down a tile of the NUM_TILES)
+    W_SCRATCH    the legal action ids (``legal_len(C)`` entries)
+
 ``env_step`` (the AEC env's step) returns ENV_ILLEGAL (nothing changed), ENV_PLAYING,
 ENV_NEXT_HAND (a hand ended and the match's next hand began) or ENV_EPISODE_OVER.
 
@@ -79,7 +89,7 @@ MAX_DISCARD_SETS discard multisets besides, ``decisions_len(C)``.
 """
 from numba.extending import register_jitable
 
-from .tiles import NUM_TYPES
+from .tiles import NUM_TILES, NUM_TYPES
 
 MAX_SEATS = 4
 MAX_TRICKS = 10  # a deck of at most 32 tiles dealt to at least 3 players
@@ -126,6 +136,14 @@ H_UP, H_DOWN = 0, 1
 HISTORY_STRIDE = 2 * MAX_SEATS  # one trick: an up and a down mask per seat
 H_COUNT = HISTORY_STRIDE * MAX_TRICKS
 HISTORY_LEN = H_COUNT + 1
+
+W_HISTORY = 0
+W_ROW_LEADER, W_ROW_SIZE = REPORT_LEN, REPORT_LEN + 1
+W_ROW = REPORT_LEN + 2
+W_ROWS = NUM_TILES + MAX_SEATS
+W_LOG = W_HISTORY + HISTORY_LEN
+W_SCRATCH = W_LOG + W_ROW * W_ROWS
+GAME_ILLEGAL = -1  # game_step's answer to an action that is not legal now (nothing changed)
 
 ENV_ILLEGAL, ENV_PLAYING, ENV_NEXT_HAND, ENV_EPISODE_OVER = -1, 0, 1, 2
 
@@ -181,3 +199,8 @@ def decisions_len(num_combos: int) -> int:
     """Entries of a scratch or decision list for ``decisions`` (perft): the actions, then
     every discard multiset."""
     return legal_len(num_combos) + MAX_DISCARD_SETS
+
+
+def work_len(num_combos: int) -> int:
+    """Entries of a ``Game``'s work array under a table of ``num_combos`` combinations."""
+    return W_SCRATCH + legal_len(num_combos)

@@ -63,6 +63,7 @@ class Workspace:
                                 tt_stamp=np.zeros(size, dtype=np.int64),
                                 counter=np.zeros(1, dtype=np.int64))
         self._tree = SK.Tree(np.zeros((0, 5), dtype=np.int64), np.zeros((0, 3), dtype=np.float64))
+        self.rollouts = 0  # rollouts the PIMC searches of this workspace have played, one per world and action
 
     def tree(self, iterations: int) -> SK.Tree:
         """ISMCTS node arrays for ``iterations`` iterations (one node each, plus the root)."""
@@ -128,6 +129,7 @@ def pimc_details(game: Game, samples: int = 32, seed: int = 0, epsilon: float = 
                      np.zeros(len(actions), dtype=np.int64))
     settings = SK.PimcSettings(samples, float(epsilon), bool(halving), bool(paired))
     SK.pimc_values(game.state, game.to_act, actions, bonus, settings, _pool(worlds), ws.tables, _rng(seed), out)
+    ws.rollouts += int(out.worlds.sum())  # the kernel counts each action's worlds: what tiengow bench reads
     return actions, out.means, int(np.argmax(out.rounds))
 
 
