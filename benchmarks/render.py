@@ -210,8 +210,9 @@ FIELDS = ("spec", "name", "opponent", "seeds", "deals", "result", "mean", "ci95"
 
 def render_experiments(results: Path, options: dict[str, str]) -> str:
     """Each experiments file as a section: its title and notes, then a table of its records
-    (the source table's own columns when the records carry them), each with its source."""
-    groups = experiment_groups(results)
+    (the source table's own columns when the records carry them), each with its source. Option
+    ``file=PREFIX``: only the files whose names start with PREFIX."""
+    groups = [g for g in experiment_groups(results) if g[0].startswith(options.get("file", ""))]
     if not groups:
         return EMPTY
     parts = []
@@ -346,8 +347,8 @@ def stale_tables(path: Path, results: Path) -> list[str]:
 
 
 def default_files(root: Path) -> list[Path]:
-    """README.md and every Markdown page under docs/ that has a marked table."""
-    files = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    """README.md, the docs' pages and the model cards: every one that has a marked table."""
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "agents").rglob("*.md"))]
     return [f for f in files if f.exists() and MARKER.search(f.read_text(encoding="utf-8"))]
 
 
