@@ -14,7 +14,7 @@ import pytest
 from tiengow.agents.infra import install_hint
 from tiengow.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "tiengow" / "examples"  # shipped with the package
 
 
 def run(capsys, *argv):

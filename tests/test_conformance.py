@@ -1,10 +1,11 @@
-"""Every line of ../shared/conformance/records.jsonl, through `replay` and through the CLI."""
+"""Every line of the conformance records (tests/data/conformance.jsonl), through `replay` and
+through the CLI; and the copy is current when the rules contract's own file is beside the checkout."""
 import json
 import subprocess
 import sys
 
 import pytest
-from conftest import conformance_lines
+from conftest import RECORDS, SHARED_RECORDS, conformance_lines, read_jsonl
 
 from tiengow_env.game import RecordError, replay
 
@@ -37,3 +38,15 @@ def test_cli_replays_the_whole_file(records_path, tmp_path):
             assert set(got) == {"error", "action_index"} and got["error"]
         else:
             assert {k: got[k] for k in KEYS} == {k: line["expected"][k] for k in KEYS}
+
+
+def test_the_copy_has_every_record_of_the_contract():
+    """``../shared`` may add checks, never remove them: a record of the contract's file that the
+    copy lacks fails here, naming the refresh, instead of going unchecked."""
+    if not SHARED_RECORDS.exists():
+        pytest.skip(f"no rules contract beside the checkout ({SHARED_RECORDS}); the copy in {RECORDS.name} is used")
+    ours = {json.dumps(line, sort_keys=True) for line in conformance_lines()}
+    theirs = read_jsonl(SHARED_RECORDS)
+    missing = [n for n, line in enumerate(theirs, 1) if json.dumps(line, sort_keys=True) not in ours]
+    assert not missing, (f"{len(missing)} lines of {SHARED_RECORDS} (first: line {missing[0]}) are not in {RECORDS}: "
+                         f"cp {SHARED_RECORDS} {RECORDS}")

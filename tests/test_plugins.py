@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def readme_example() -> str:
-    """The first Python block of the README's "Your own agents" section."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The module that the docs' "Your own agents" section writes as mybots/lowest.py."""
+    text = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
     section = text.split("## Your own agents", 1)[1].split("\n## ", 1)[0]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return re.search(r"cat > mybots/lowest.py <<'PY'\n(.*?)\nPY\n", section, re.S).group(1)
 
 
 def write_module(folder: Path, name: str, source: str) -> None:

@@ -1,17 +1,16 @@
 """Tests of the slow reference engine (tiengow_env/reference.py) against RULES.md.
 
-* every line of the shared conformance file, replayed through ``ref_replay``;
+* every line of the conformance records (tests/data/conformance.jsonl), replayed through ``ref_replay``;
 * perft of the RULES.md section 8 deal (depths 5 and 6 are marked slow: run with -m slow);
 * RULES.md section 6's four worked checks, as real hands;
 * the decision API (decisions / apply), One Red Dot choice, and random full games.
 """
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
+from conftest import conformance_lines
 
 from tiengow_env.reference import (
     DECLARE,
@@ -25,18 +24,13 @@ from tiengow_env.reference import (
 from tiengow_env.rules import PRESETS, RuleSet
 from tiengow_env.tiles import parse_type
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "records.jsonl"
 KEYS = ("columns", "last_trick_winner", "trick_bonus", "settlement", "net", "multipliers")
 
 slow = pytest.mark.slow  # about 30 s together in plain Python; pyproject deselects them by default
 
 
 def _conformance_lines() -> list:
-    if not CONFORMANCE.exists():
-        return [pytest.param(None, id="missing",
-                             marks=pytest.mark.skip(reason=f"no conformance file at {CONFORMANCE}"))]
-    lines = [json.loads(text) for text in CONFORMANCE.read_text().splitlines() if text.strip()]
-    return [pytest.param(line, id=f"line{n}-{line.get('tag')}") for n, line in enumerate(lines, 1)]
+    return [pytest.param(line, id=f"line{n}-{line.get('tag')}") for n, line in enumerate(conformance_lines(), 1)]
 
 
 # ------------------------------------------------------------------------ conformance

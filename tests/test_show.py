@@ -5,9 +5,9 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import conformance_lines
 from rich.console import Console
 
 from tiengow.ui import cmd_show, render
@@ -15,8 +15,7 @@ from tiengow.ui.show import show
 from tiengow.ui.tracker import HandLog
 from tiengow_env.game import Game, parse_record, replay
 
-RECORDS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "records.jsonl"
-LINES = [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()] if RECORDS.exists() else []
+LINES = conformance_lines()
 MODULE = "tiengow.ui"
 
 
@@ -42,7 +41,6 @@ def finished(record: dict) -> Game:
     return game
 
 
-@pytest.mark.skipif(not LINES, reason=f"no conformance file at {RECORDS}")
 def test_every_conformance_line_is_drawn():
     """Legal records are drawn to the settlement; refused ones up to the refusal, which is a
     ValueError (the CLI's one-line error), never another exception."""
@@ -64,7 +62,6 @@ def test_every_conformance_line_is_drawn():
         assert f"Net: {net}" in out, n
 
 
-@pytest.mark.skipif(not LINES, reason=f"no conformance file at {RECORDS}")
 def test_settlement_breakdown_adds_up_to_the_core():
     for n, line in enumerate(LINES, 1):
         if line.get("error"):
@@ -74,7 +71,6 @@ def test_settlement_breakdown_adds_up_to_the_core():
         assert settlement == line["expected"]["settlement"], n
 
 
-@pytest.mark.skipif(not LINES, reason=f"no conformance file at {RECORDS}")
 def test_hand_log_records_replay_the_same():
     """The record that HandLog writes (whole discards, forced discards left out) replays to the
     same result as the original."""

@@ -8,6 +8,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from tiengow.options import MAX_WORKERS, int_option
 
@@ -524,6 +525,38 @@ def cmd_agents(args: argparse.Namespace) -> int:
     return 0
 
 
+# The example records shipped in the package (tiengow/examples/), each with what it shows.
+EXAMPLES = {
+    "hand.json": "one finished hand record (tiengow show, tiengow replay)",
+    "match.jsonl": "a match: one hand record a line (tiengow replay)",
+    "check.jsonl": "{record, expected} lines: does the engine agree? (tiengow replay --check)",
+    "deal.json": "a deal and a few actions, a position to count from (tiengow perft --depth N)",
+}
+
+
+@command("examples")
+def cmd_examples(args: argparse.Namespace) -> int:
+    """List the example records shipped with the package, or copy them into the folder named."""
+    from importlib.resources import files
+    shipped = files("tiengow") / "examples"
+    if args.folder is None:
+        for name, what in EXAMPLES.items():
+            print(f"{name:<12}  {what}")
+        print(f"in {shipped}; copy them with: tiengow examples FOLDER")
+        return 0
+    folder = Path(args.folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} is a file; expected a folder to copy the examples into")
+    clash = [name for name in EXAMPLES if (folder / name).exists()]
+    if clash:  # checked before copying anything: nothing is half-applied, nothing overwritten
+        raise UsageError(f"{folder / clash[0]} exists; name a folder without the examples ({', '.join(EXAMPLES)})")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in EXAMPLES:
+        (folder / name).write_bytes((shipped / name).read_bytes())
+    print(f"copied {len(EXAMPLES)} examples into {folder}: {', '.join(EXAMPLES)}")
+    return 0
+
+
 @command("bench")
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of the core, the APIs and the environments (and the peers with --peers)."""
@@ -699,6 +732,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help='print JSON: {"agents": [{name, kind, usage, description, options: [{key, type, default, '
                         'range, doc}]}]}, or SPEC resolved')
+    p = sub.add_parser("examples", help="list the example records shipped with the package, or copy them "
+                       "into FOLDER")
+    p.add_argument("folder", nargs="?", help="a folder to copy the examples into (made if missing; "
+                   "existing examples are never overwritten)")
     p = sub.add_parser("bench", help="measure hands/s and steps/s (optionally beside peer platforms)")
     p.add_argument("--quick", action="store_true", help="shorter runs")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -721,7 +758,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands that never run the compiled core (no "compiling" notice for them).
-NO_CORE = {"rules", "agents"}
+NO_CORE = {"rules", "agents", "examples"}
 
 
 def main(argv: list[str] | None = None) -> int:

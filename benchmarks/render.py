@@ -1,0 +1,388 @@
+"""Tables of the README and the docs, rendered from the JSON records that commands wrote.
+
+A page holds a table between two marker comments; the renderer rewrites what is between them
+and nothing else:
+
+    <!-- table:ladder -->
+    ...
+    <!-- /table -->
+
+A marker may carry options, ``<!-- table:ladder candidate=champion rows=5 -->``. The tables:
+
+* ``ladder``: match records ``benchmarks/results/matches/*.json`` (``tiengow eval`` with a
+  record), strongest first, at most ``rows`` (10), each with its command;
+* ``bots``: every agent spec (``tiengow agents``) with its kind, and its best match record's
+  result and ms per decision where one exists;
+* ``speed``: three speed figures against peers from the newest ``benchmarks/results/*.json``
+  written by ``tiengow bench --peers``; ``bench``: every figure of that record;
+* ``experiments``: the records of ideas tried, ``benchmarks/results/experiments/*.json``;
+* ``agents-reference``: every agent and its options, from ``tiengow agents --json``;
+* ``tiles``: every tile type drawn, with its rank, copies and red pips, from the core's tables.
+
+``python -m tiengow.benchmarks.render [FILE...]`` rewrites the tables (README.md and docs/*.md
+by default); ``--check`` changes nothing and exits 1 naming every table that disagrees with its
+records. The docs build calls :func:`render_text` on every page as well.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+MARKER = re.compile(r"(<!-- table:(?P<name>[a-z_-]+)(?P<options>[^>]*?) -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
+EMPTY = "*No records yet.*\n"
+
+
+def read_json(path: Path) -> object:
+    """A JSON file, with its path in the error when it is not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not JSON ({err.msg} at line {err.lineno})") from None
+
+
+def cell(value: object) -> str:
+    """A value as one Markdown table cell (pipes escaped, no line breaks)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        text = f"{value:+.2f}"
+    elif isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        text = str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A Markdown table; ``align`` is one character per column, ``l`` or ``r``."""
+    align = align or "l" * len(header)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(rule) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def ci_text(ci: object) -> str:
+    """``[lo, hi]`` as ``[+0.17, +0.89]``; anything else as it is."""
+    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
+        return f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+    return cell(ci)
+
+
+# ----------------------------------------------------------------------------- records
+def match_records(results: Path) -> list[dict]:
+    """Every match record of ``results/matches``, strongest (highest lower CI bound) first."""
+    records = []
+    for path in sorted((results / "matches").glob("*.json")):
+        record = read_json(path)
+        if not isinstance(record, dict) or record.get("kind") != "match":
+            raise ValueError(f"{path}: not a match record (expected an object with \"kind\": \"match\")")
+        records.append(record)
+    return sorted(records, key=lambda r: -_lower(r))
+
+
+def _lower(record: dict) -> float:
+    ci = record.get("ci95")
+    return ci[0] if isinstance(ci, list) and ci and isinstance(ci[0], (int, float)) else float("-inf")
+
+
+def bench_record(results: Path) -> dict | None:
+    """The newest ``tiengow bench`` record of ``results`` (by its ``machine.date`` or name)."""
+    found = []
+    for path in sorted(results.glob("*.json")):
+        record = read_json(path)
+        if isinstance(record, dict) and "core_hands_per_s" in record:
+            found.append((str(record.get("machine", {}).get("date", "")), path.name, record))
+    return max(found, key=lambda x: x[:2])[2] if found else None
+
+
+def experiment_groups(results: Path) -> list[tuple[str, dict, list[dict]]]:
+    """``(file name, header fields, records)`` per experiments file: a file holds one record,
+    a list of them, or an object with ``records`` (and a title, source or notes for all)."""
+    groups = []
+    for path in sorted((results / "experiments").glob("*.json")):
+        data = read_json(path)
+        if isinstance(data, list):
+            head, records = {}, data
+        elif isinstance(data, dict) and isinstance(data.get("records"), list):
+            head, records = {k: v for k, v in data.items() if k != "records"}, data["records"]
+        elif isinstance(data, dict):
+            head, records = {}, [data]
+        else:
+            raise ValueError(f"{path}: expected an experiment record, a list of them or {{\"records\": [...]}}")
+        if not all(isinstance(r, dict) for r in records):
+            raise ValueError(f"{path}: every experiment record must be a JSON object")
+        groups.append((path.name, head, records))
+    return groups
+
+
+# ----------------------------------------------------------------------------- tables
+def render_ladder(results: Path, options: dict[str, str]) -> str:
+    """Match records as a ladder: candidate, opponent, result, CI, deals, ms a decision, command."""
+    records = match_records(results)
+    if "candidate" in options:
+        records = [r for r in records if r.get("candidate") == options["candidate"]]
+    records = records[: int(options.get("rows", "10"))]
+    if not records:
+        return EMPTY
+    rows = []
+    for r in records:
+        ms = (r.get("ms_per_decision") or {}).get(r.get("candidate"))
+        sprt = r.get("sprt") or {}
+        rows.append([f"`{cell(r.get('candidate'))}`", f"`{cell(r.get('opponent'))}`", cell(r.get("mean")),
+                     ci_text(r.get("ci95")), cell(r.get("deals")), "" if ms is None else f"{ms:.1f}",
+                     cell(sprt.get("verdict")), f"`{cell(r.get('command'))}`"])
+    return table(["candidate", "vs", "chips per hand", "95% CI", "deals", "ms a decision", "SPRT", "command"],
+                 rows, "llrlrrll")
+
+
+def render_bots(results: Path, options: dict[str, str]) -> str:
+    """Every agent spec with its kind and, from its strongest match record, result and speed."""
+    from tiengow.agents import agent_catalogue
+    best: dict[str, dict] = {}
+    for record in match_records(results):  # strongest first: the first one per candidate stays
+        best.setdefault(str(record.get("candidate", "")).split(":")[0], record)
+    rows = []
+    for agent in agent_catalogue():
+        spec = agent.get("spec") or agent.get("name") or ""
+        record = best.get(spec.split("[")[0].split(":")[0])
+        if record:
+            strength = f"{cell(record.get('mean'))} {ci_text(record.get('ci95'))} vs `{cell(record.get('opponent'))}`"
+            ms = (record.get("ms_per_decision") or {}).get(record.get("candidate"))
+        else:
+            strength, ms = "", None
+        rows.append([f"`{cell(spec)}`", cell(agent.get("kind")), strength, "" if ms is None else f"{ms:.1f}",
+                     cell(agent.get("description") or agent.get("usage"))])
+    return table(["spec", "kind", "strength (chips per hand)", "ms a decision", "what it plays"], rows, "llrrl")
+
+
+# Three figures against peers: (ours, theirs, what is compared).
+SPEED_ROWS = (
+    ("core_hands_per_s", "openspiel_oh_hell_cpp_games_per_s", "whole hands a second vs OpenSpiel Oh Hell (C++)"),
+    ("core_hands_per_s", "openspiel_hearts_cpp_games_per_s", "whole hands a second vs OpenSpiel Hearts (C++)"),
+    ("aec_steps_per_s", "pettingzoo_leduc_aec_steps_per_s", "AEC env steps a second vs PettingZoo Leduc Hold'em"),
+)
+
+
+def render_speed(results: Path, options: dict[str, str]) -> str:
+    """Three speed rows against peers from the newest ``tiengow bench --peers`` record."""
+    record = bench_record(results)
+    peers = (record or {}).get("peers") or {}
+    rows = []
+    for ours, theirs, what in SPEED_ROWS:
+        if record and ours in record and theirs in peers:
+            rows.append([what, f"{record[ours]:,.0f}", f"{peers[theirs]:,.0f}", f"{record[ours] / peers[theirs]:.1f}x"])
+    if not rows:
+        return EMPTY
+    machine = record.get("machine") or {}
+    note = f"\nMeasured by `tiengow bench --peers` on {cell(machine.get('processor') or 'this machine')}"
+    if machine.get("cores"):
+        note += f", {cell(machine['cores'])} cores"
+    if machine.get("python"):
+        note += f", Python {cell(machine['python'])}"
+    return table(["figure", "tiengow", "peer", "ratio"], rows, "lrrr") + note + "\n"
+
+
+def render_bench(results: Path, options: dict[str, str]) -> str:
+    """Every figure of the newest ``tiengow bench`` record, peers and ratios included."""
+    record = bench_record(results)
+    if not record:
+        return EMPTY
+    rows = []
+    for key, value in record.items():
+        if isinstance(value, (int, float)):
+            rows.append([key, f"{value:,.3f}" if isinstance(value, float) and value < 100 else f"{value:,.0f}"])
+    for key, value in (record.get("peers") or {}).items():
+        rows.append([f"peer: {key}", f"{value:,.0f}"])
+    for key, value in (record.get("ratios") or {}).items():
+        rows.append([f"ratio: {key}", f"{value:,.1f}x"])
+    return table(["figure", "value"], rows, "lr")
+
+
+# The fields every experiment record may have, in the order they are shown.
+FIELDS = ("spec", "name", "opponent", "seeds", "deals", "result", "mean", "ci95", "command", "commit")
+
+
+def render_experiments(results: Path, options: dict[str, str]) -> str:
+    """Each experiments file as a section: its title and notes, then a table of its records
+    (the source table's own columns when the records carry them), each with its source. Option
+    ``file=PREFIX``: only the files whose names start with PREFIX."""
+    groups = [g for g in experiment_groups(results) if g[0].startswith(options.get("file", ""))]
+    if not groups:
+        return EMPTY
+    parts = []
+    for name, head, records in groups:
+        parts.append(f"### {cell(head.get('title') or name)}\n")
+        for key in ("notes", "source", "command", "commit"):
+            if head.get(key):
+                parts.append(f"*{key}:* {cell(head[key])}\n")
+        columns: list[str] = []
+        for record in records:
+            for key in record.get("columns", {}) or [k for k in FIELDS if k in record]:
+                if key not in columns:
+                    columns.append(key)
+        extra = [k for k in ("notes", "source") if any(k in r for r in records)]
+        rows = []
+        for record in records:
+            own = record.get("columns") or {}
+            values = [cell(own[c]) if c in own else _field(record, c) for c in columns]
+            rows.append(values + [cell(record.get(k)) for k in extra])
+        parts.append(table([cell(c) for c in columns + extra], rows) if columns + extra else EMPTY)
+    return "\n".join(parts)
+
+
+def _field(record: dict, key: str) -> str:
+    value = record.get(key)
+    if key == "ci95":
+        return ci_text(value) if value is not None else ""
+    if key == "command" and value:
+        return f"`{cell(value)}`"
+    return cell(value)
+
+
+# Where the pips of a half showing 1 to 6 sit, in a 3 x 3 grid (column, row).
+PIP_SPOTS = {
+    1: ((1, 1),), 2: ((0, 0), (2, 2)), 3: ((0, 0), (1, 1), (2, 2)), 4: ((0, 0), (2, 0), (0, 2), (2, 2)),
+    5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)), 6: ((0, 0), (0, 1), (0, 2), (2, 0), (2, 1), (2, 2)),
+}
+
+
+def tile_svg(halves: tuple[int, int], red: int) -> str:
+    """One tile drawn as an inline SVG: two halves of pips, ``red`` of them red (a half of 1 or 4
+    is all red; any other red pips, Heaven's six, are split evenly between the halves)."""
+    rule_red = sum(h for h in halves if h in (1, 4))
+    shapes = ['<rect x="1" y="1" width="38" height="78" rx="5" fill="#fbf8ef" stroke="#333"/>',
+              '<line x1="6" y1="40" x2="34" y2="40" stroke="#333"/>']
+    for half, pips in enumerate(halves):
+        red_here = pips if pips in (1, 4) else (red - rule_red) // 2
+        for n, (col, row) in enumerate(PIP_SPOTS[pips]):
+            colour = "#c62828" if n < red_here else "#222"
+            shapes.append(f'<circle cx="{9 + 11 * col}" cy="{half * 40 + 9 + 11 * row}" r="3.6" fill="{colour}"/>')
+    return f'<svg width="40" height="80" viewBox="0 0 40 80" role="img" aria-label="{halves[0]}-{halves[1]}">' \
+        + "".join(shapes) + "</svg>"
+
+
+def render_tiles(results: Path, options: dict[str, str]) -> str:
+    """Every tile type drawn from the core's tables (tiengow_env.tiles): name, suit, rank,
+    copies and red pips, highest first."""
+    from tiengow_env import tiles
+    rows = []
+    for t in range(tiles.NUM_TYPES):
+        halves = (int(tiles.HALVES[t][0]), int(tiles.HALVES[t][1]))
+        suit = "civil" if tiles.SUIT[t] == tiles.CIVIL else "military"
+        rows.append([tile_svg(halves, int(tiles.RED_PIPS[t])), f"`{tiles.NAMES[t]}`", tiles.CHINESE[t], suit,
+                     str(int(tiles.RANK[t])), str(int(tiles.COPIES[t])), str(int(tiles.RED_PIPS[t]))])
+    return table(["tile", "name", "called", "suit", "rank in its suit", "copies", "red pips"], rows, "llllrrr")
+
+
+def agents_reference(catalogue: object) -> str:
+    """The agents reference from ``tiengow agents --json``: ``{"agents": [{"name", "kind",
+    "usage", "description", "options": [{"key", "type", "default", "range", "doc"}]}]}``, one
+    section per agent with a table of its options."""
+    if not isinstance(catalogue, dict) or not isinstance(catalogue.get("agents"), list):
+        raise ValueError('tiengow agents --json: expected {"agents": [...]}')
+    parts = []
+    for agent in catalogue["agents"]:
+        parts.append(f"### `{cell(agent.get('name'))}`\n")
+        parts.append(f"*{cell(agent.get('kind'))}*: {cell(agent.get('description'))}\n")
+        if agent.get("usage"):
+            parts.append(f"Spec: `{cell(agent['usage'])}`\n")
+        options = agent.get("options") or []
+        if options:
+            rows = [[f"`{cell(o.get('key'))}`", cell(o.get("type")), f"`{cell(o.get('default'))}`",
+                     cell(o.get("range")), cell(o.get("doc"))] for o in options]
+            parts.append(table(["key", "type", "default", "range", "what it does"], rows))
+        else:
+            parts.append("No options.\n")
+    return "\n".join(parts)
+
+
+def render_agents_reference(results: Path, options: dict[str, str]) -> str:
+    """:func:`agents_reference` of what the installed ``tiengow agents --json`` prints."""
+    run = subprocess.run([sys.executable, "-m", "tiengow", "agents", "--json"], capture_output=True, text=True,
+                         check=False)
+    if run.returncode != 0:
+        raise ValueError(f"tiengow agents --json failed: {run.stderr.strip().splitlines()[-1:]}")
+    return agents_reference(json.loads(run.stdout))
+
+
+TABLES: dict[str, Callable[[Path, dict[str, str]], str]] = {
+    "ladder": render_ladder, "bots": render_bots, "speed": render_speed, "bench": render_bench,
+    "experiments": render_experiments, "agents-reference": render_agents_reference,
+    "tiles": render_tiles,
+}
+
+
+# ----------------------------------------------------------------------------- pages
+def render_text(text: str, results: Path, where: str = "page") -> str:
+    """``text`` with every marked table rendered afresh from the records in ``results``."""
+    def one(match: re.Match) -> str:
+        name = match.group("name")
+        if name not in TABLES:
+            raise ValueError(f"{where}: unknown table '{name}' (expected one of {', '.join(TABLES)})")
+        options = {}
+        for word in match.group("options").split():
+            key, sep, value = word.partition("=")
+            if not sep:
+                raise ValueError(f"{where}: table option '{word}' is not KEY=VALUE")
+            options[key] = value
+        return match.group(1) + TABLES[name](results, options) + match.group(5)
+    return MARKER.sub(one, text)
+
+
+def stale_tables(path: Path, results: Path) -> list[str]:
+    """The names of the tables of ``path`` that differ from their records."""
+    text = path.read_text(encoding="utf-8")
+    fresh = render_text(text, results, str(path))
+    pairs = zip(MARKER.finditer(text), MARKER.finditer(fresh))
+    return [ours.group("name") for ours, theirs in pairs if ours.group("body") != theirs.group("body")]
+
+
+def default_files(root: Path) -> list[Path]:
+    """README.md, the docs' pages and the model cards: every one that has a marked table."""
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "agents").rglob("*.md"))]
+    return [f for f in files if f.exists() and MARKER.search(f.read_text(encoding="utf-8"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tiengow.benchmarks.render [--check] [--results DIR] [FILE...]``."""
+    parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.render", description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="pages to render (default: README.md and docs/*.md)")
+    parser.add_argument("--results", type=Path, default=Path("benchmarks/results"),
+                        help="the records folder (default benchmarks/results, from the checkout's root)")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if a table differs from its records")
+    args = parser.parse_args(argv)
+    if not args.results.is_dir():
+        print(f"render: no records folder {args.results} (run from the checkout's root, or give --results DIR)",
+              file=sys.stderr)
+        return 2
+    files = args.files or default_files(Path("."))
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(f"render: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    try:
+        stale = {f: stale_tables(f, args.results) for f in files}
+        if args.check:
+            bad = [f"{f}: {', '.join(names)}" for f, names in stale.items() if names]
+            for line in bad:
+                print(f"stale table(s) in {line} (python -m tiengow.benchmarks.render rewrites them)")
+            return 1 if bad else 0
+        for f, names in stale.items():
+            if names:
+                f.write_text(render_text(f.read_text(encoding="utf-8"), args.results, str(f)), encoding="utf-8")
+                print(f"rendered {f}: {', '.join(names)}")
+    except ValueError as err:
+        print(f"render: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
