@@ -169,19 +169,6 @@ def test_the_shipped_ppo_and_champion_bots_play_without_the_trainers():
 # Every installed package: on-disk folder -> import name.
 ALL_PACKAGES = {**PACKAGES, "tiengow": "tiengow", "benchmarks": "tiengow.benchmarks", "configs": "tiengow.configs"}
 ALL_FILES = sorted(p for folder in ALL_PACKAGES for p in (ROOT / folder).rglob("*.py"))
-# The two strongly connected sets that other work of issue 43 removes, each keyed by its
-# modules as they are today and with who removes it; the lead deletes an entry when that work
-# is merged (strict xfail: a listed set that is gone, or has changed, fails).
-_AGENTS = ("_builtin", "base", "baselines", "cfr", "champion", "locator", "pimc", "ppo")
-PENDING_CYCLES: dict[frozenset[str], str] = {
-    frozenset(f"tiengow.agents.{m}" for m in _AGENTS):
-        "base -> _builtin -> base (each bot module imports base): typed-bots removes it, the built-in bots "
-        "becoming a registry held as data, so base needs no _builtin back-import",
-    frozenset({"tiengow.training.ppo", "tiengow.training.ppo_eval", "tiengow.training.exploit"}):
-        "ppo -> ppo_eval -> exploit -> ppo: trainers removes it (training/ppo.py in the CleanRL manner)",
-}
-
-
 def full_module_name(path: Path) -> str:
     relative = path.relative_to(ROOT)
     parts = [ALL_PACKAGES[relative.parts[0]], *relative.with_suffix("").parts[1:]]
@@ -307,14 +294,8 @@ def test_every_installed_module_is_in_the_graph():
 
 
 def test_no_import_cycle():
-    found = [path for members, path in import_cycles(import_graph(ALL_FILES)).items() if members not in PENDING_CYCLES]
+    found = list(import_cycles(import_graph(ALL_FILES)).values())
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(path) for path in sorted(found))
-
-
-@pytest.mark.parametrize("members", [pytest.param(m, id=" ".join(sorted(m)), marks=pytest.mark.xfail(
-    strict=True, reason=why)) for m, why in PENDING_CYCLES.items()])
-def test_pending_cycle_is_gone(members):
-    assert members not in import_cycles(import_graph(ALL_FILES))
 
 
 @pytest.mark.parametrize("edges, expected", [

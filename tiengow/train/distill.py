@@ -14,7 +14,7 @@ import math
 
 from tiengow.agents.infra import json_text
 
-from . import PlainProgress, add_config_options, add_partial_resume, read_partial_config
+from .common import PlainProgress, add_config_options, add_partial_resume, read_partial_config
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from tiengow.agents.infra import json_text
 from tiengow.options import MAX_WORKERS, int_option
 
-from . import PLAIN_INTERVAL, add_config_options, config_overrides
+from .common import PLAIN_INTERVAL, add_config_options, config_overrides
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
