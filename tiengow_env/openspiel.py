@@ -47,12 +47,12 @@ try:
 except ImportError:  # the core cannot reach agents.infra.install_hint: the same hint, spelt out
     raise ImportError('tiengow_env.openspiel needs OpenSpiel: pip install "tiengow[openspiel]"') from None
 
-from . import layout as L
 from .checks import DuplicateKeyError, is_integer, load_json, short_repr
 from .game import Game, longest_hand
 from .observation import ObservationLayout
 from .rules import PRESETS, RuleSet
 from .search import Workspace, sample_worlds
+from .state import StateView
 from .tiles import NAMES, NUM_TYPES, mask_types, parse_type
 from .tree import count_deals, deal_weights
 
@@ -369,9 +369,10 @@ class TienGowState(pyspiel.State):
         their discards at random); None if the world cannot give them (it is then drawn again)."""
         hand, setup = self._hand, self._hand.setup
         rules, C = setup.rules, setup.combos.num_combos
-        dealt = [tuple(sorted(mask_types(int(world[L.S_DEALT + s])))) for s in range(rules.players)]
+        view = StateView(world, rules.players)
+        dealt = [tuple(sorted(mask_types(int(view.dealt[s])))) for s in range(rules.players)]
         rng = np.random.default_rng(seed)
-        down = [list(rng.permutation(sorted(mask_types(int(world[L.S_DOWN + s]))))) for s in range(rules.players)]
+        down = [list(rng.permutation(sorted(mask_types(int(view.down[s]))))) for s in range(rules.players)]
         state = _dealt_state(self.get_game(), hand.banker, dealt)
         for seat, action in zip(hand.seats, hand.game.history):
             if state.current_player() != seat:  # e.g. the world deals One Red Dot: not this hand

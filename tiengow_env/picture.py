@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from . import layout as L
+from .state import StateView
 from .tiles import HALVES, HEAVEN, TILE_TYPE
 
 TILE_W, TILE_H = 30, 60  # one domino, standing
@@ -116,8 +116,9 @@ def table_picture(state: np.ndarray, players: int, hand_size: int) -> np.ndarray
     height, width = picture_size(players, hand_size)
     image = np.empty((height, width, 3), dtype=np.uint8)
     image[:] = FELT
-    to_act = int(state[L.S_TO_ACT])
-    over = to_act < 0
+    view = StateView(state, players)
+    to_act = view.to_act
+    over = to_act is None
     trick_left = MARGIN + MARKER_W + hand_size * STEP + 2 * MARGIN
     columns_left = trick_left + hand_size * STEP + MARGIN
     for seat in range(players):
@@ -126,20 +127,20 @@ def table_picture(state: np.ndarray, players: int, hand_size: int) -> np.ndarray
             _fill(image, top, 0, ROW_H, width, FELT_ACTIVE)
         tile_top = top + (ROW_H - TILE_H) // 2
         centre = top + ROW_H / 2
-        if seat == int(state[L.S_BANKER]):
+        if seat == view.banker:
             _disc(image, centre, MARGIN + MARKER_W / 2 - 2, 9, BANKER)
-        if over and seat == int(state[L.S_WINNER]):
+        if over and seat == view.winner:
             _disc(image, centre, MARGIN + MARKER_W / 2 - 2, 5, WINNER)
-        for k, tile_type in enumerate(_tiles_of(int(state[L.S_HAND + seat]))):
+        for k, tile_type in enumerate(_tiles_of(int(view.hands[seat]))):
             left = MARGIN + MARKER_W + k * STEP
             image[tile_top:tile_top + TILE_H, left:left + TILE_W] = tile_image(tile_type)
-        on_table = 0 if over else int(state[L.S_TABLE + seat])
-        shown = [tile_image(t) for t in _tiles_of(on_table & int(state[L.S_UP + seat]))]
-        shown += [back_image()] * len(_tiles_of(on_table & int(state[L.S_DOWN + seat])))
+        on_table = 0 if over else int(view.on_table[seat])
+        shown = [tile_image(t) for t in _tiles_of(on_table & int(view.up[seat]))]
+        shown += [back_image()] * len(_tiles_of(on_table & int(view.down[seat])))
         for k, tile in enumerate(shown):
             left = trick_left + k * STEP
             image[tile_top:tile_top + TILE_H, left:left + TILE_W] = tile
-        for k in range(int(state[L.S_COLS + seat])):
+        for k in range(int(view.columns[seat])):
             _fill(image, tile_top + 8, columns_left + k * COLUMN_W, TILE_H - 16, COLUMN_W - 2, COLUMN)
     return image
 
