@@ -36,7 +36,7 @@ def client(tmp_path):
 
 
 def new_match(client, **body):
-    response = client.post("/api/new", json={"mode": "play", "bots": "random", "hands": 1, "seed": 3, **body})
+    response = client.post("/api/new", json={"mode": "play", "bots": "random", "hands": 1, "seed": 13, **body})
     assert response.status_code == 200, response.text
     return response.json()["match"]
 
@@ -99,7 +99,7 @@ def test_a_hand_the_disk_will_not_save_still_counts_and_says_why(client, tmp_pat
     ("/api/move", {"play": ["-"]}, 400, "'-' is not a tile: write tiles as a-b"),
     ("/api/move", {"option": 0, "version": 99}, 409, "the game has moved on to view"),
     ("/api/move", {"option": 0, "version": "1"}, 400, "version is the whole number of the view"),
-    ("/api/move", {"discard": ["6-6"]}, 400, "lead"),
+    ("/api/move", {"discard": ["1-1"]}, 400, "lead"),
     ("/api/move", {"declare": True}, 400, "no One Red Dot"),
     ("/api/move", {"fly": 1}, 400, "unknown move"),
     ("/api/move", {"option": 0, "play": ["6-6"]}, 400, "a move is one of"),
@@ -109,7 +109,7 @@ def test_a_hand_the_disk_will_not_save_still_counts_and_says_why(client, tmp_pat
     ("/api/next", {"x": 1}, 400, "takes no body"),
 ])
 def test_a_refused_request_is_a_json_error_and_changes_nothing(client, path, body, status, words):
-    new_match(client, seed=3)  # seed 3: seat 0 banks and leads the first trick
+    new_match(client, seed=13)  # seed 13: seat 0 banks and leads the first trick
     before = state(client)
     assert before["match"]["phase"] == "lead" and before["match"]["your_turn"]
     response = client.post(path, json=body)
@@ -126,7 +126,7 @@ def test_a_refused_request_is_a_json_error_and_changes_nothing(client, path, bod
     (b" " * (5 * 2**20), {"Content-Type": "application/json"}, 413),
 ], ids=["not-json", "text-plain", "no-content-type", "not-utf8", "too-large"])
 def test_malformed_bodies_are_refused_before_anything_is_read(client, content, headers, status):
-    new_match(client, seed=3)
+    new_match(client, seed=13)
     before = state(client)
     response = client.post("/api/move", content=content, headers=headers)
     assert response.status_code == status and "error" in response.json()
@@ -179,7 +179,7 @@ def test_an_invalid_choice_is_explained_and_a_discard_offered(client):
 
 def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     rules = {"preset": "standard", "one_red_dot": "choice"}
-    match = new_match(client, seed=932, rules=rules)  # seed 932: seat 0 holds exactly one red pip
+    match = new_match(client, seed=268, rules=rules)  # seed 268: seat 0 holds exactly one red pip
     assert match["phase"] == "declare" and match["your_turn"]
     assert [m["action"] for m in match["moves"]] == [{"seat": 0, "declare": True}, {"seat": 0, "declare": False}]
     before = state(client)
@@ -467,7 +467,7 @@ def test_a_file_starting_with_a_byte_order_mark_is_listed_and_replayed(folder):
 
 
 def test_a_move_sent_twice_is_applied_once(client):
-    match = new_match(client, seed=3)
+    match = new_match(client, seed=13)
     first = client.post("/api/move", json={"option": 0, "version": match["version"]})
     assert first.status_code == 200 and state(client) == first.json()
     again = client.post("/api/move", json={"option": 0, "version": match["version"]})
