@@ -32,7 +32,7 @@ def sets(*settings: str) -> list[str]:
     return [item for setting in settings for item in ("--set", setting)]
 
 
-@pytest.mark.xfail(strict=False, reason="known regression found at the merge of 2026-12-05: after the seed-mixer and
+@pytest.mark.xfail(strict=False, reason="known regression found at the merge of 2026-12-05: after the seed-mixer and "
                    "paired-seed merges the resumed run differs from the straight one by ~1e-4 in 22% of the weights; "
                    "the stop, checkpoint and resume command still work. To be found and fixed (see CHANGELOG)")
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
