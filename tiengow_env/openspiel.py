@@ -383,7 +383,9 @@ class TienGowState(pyspiel.State):
                 state.apply_action(action)
             except ValueError:  # under must_beat_if_able the world may say that this seat could beat
                 return None
-        return state
+        # The world must also leave the same seat to act: one decided at the deal, or one that
+        # offers another seat a declaration first, is not this hand, even with no decision yet.
+        return state if state.current_player() == self.current_player() else None
 
     def __str__(self) -> str:
         hand = self._hand
