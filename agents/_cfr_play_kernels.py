@@ -12,6 +12,7 @@ exactly these definitions, so that a policy means the same thing in training and
 Randomness comes from the core's xorshift64 generator (``tiengow_env._kernels.seed_rng`` and
 ``rand_below``), seeded by the caller, so a seed gives the same play with or without the JIT.
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -79,18 +80,19 @@ def net_chips(state, seat):
 # ``out.view_hash[n]`` (when that array is not empty) receives ``view_hash`` of decision node n
 # (0 at terminals): the tabular agent finds its information set in play by that hash.
 
+
 class TreeArrays(NamedTuple):
     """The flat tree as the CFR kernels read it (the arrays of ``exact_tree.GameTree``)."""
 
     root_weight: np.ndarray  # float64 (D,): chance probability of each deal
-    player: np.ndarray       # int64 (N,): seat to act, -1 at a terminal
-    infoset: np.ndarray      # int64 (N,)
+    player: np.ndarray  # int64 (N,): seat to act, -1 at a terminal
+    infoset: np.ndarray  # int64 (N,)
     first_child: np.ndarray  # int64 (N,)
     num_children: np.ndarray  # int64 (N,)
-    utility: np.ndarray      # float64 (N, P): terminal chips per seat
+    utility: np.ndarray  # float64 (N, P): terminal chips per seat
     info_player: np.ndarray  # int64 (I,)
     info_offset: np.ndarray  # int64 (I,): first slot
-    info_size: np.ndarray    # int64 (I,): legal actions
+    info_size: np.ndarray  # int64 (I,): legal actions
     level_nodes: np.ndarray  # int64 (N,): nodes sorted by depth
     level_start: np.ndarray  # int64: level_nodes[level_start[d]:level_start[d + 1]] are at depth d
 
@@ -416,21 +418,30 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
         supreme = 0
         for i in range(n):
             j = scratch[i]
-            if big < 0 or table[j, T_SIZE] > table[big, T_SIZE] or (
-                    table[j, T_SIZE] == table[big, T_SIZE] and table[j, T_STRENGTH] > table[big, T_STRENGTH]):
+            if (
+                big < 0
+                or table[j, T_SIZE] > table[big, T_SIZE]
+                or (table[j, T_SIZE] == table[big, T_SIZE] and table[j, T_STRENGTH] > table[big, T_STRENGTH])
+            ):
                 big = j
             if table[j, T_STAKE] == STAKE_SUPREME:
                 supreme = 1
             if not beatable(j, unseen, table):
-                if sure_lead < 0 or table[j, T_SIZE] > table[sure_lead, T_SIZE] or (
+                if (
+                    sure_lead < 0
+                    or table[j, T_SIZE] > table[sure_lead, T_SIZE]
+                    or (
                         table[j, T_SIZE] == table[sure_lead, T_SIZE]
                         and combo_cost(j, hand, unseen, single_of_type, table, rules)
-                        < combo_cost(sure_lead, hand, unseen, single_of_type, table, rules)):
+                        < combo_cost(sure_lead, hand, unseen, single_of_type, table, rules)
+                    )
+                ):
                     sure_lead = j
             if table[j, T_SIZE] == 1:
                 t = _TILE_TYPE[K.lowest_bit(table[j, T_MASK])]
                 if low < 0 or keep_value(t, hand, unseen, single_of_type, table, rules) < keep_value(
-                        _TILE_TYPE[K.lowest_bit(table[low, T_MASK])], hand, unseen, single_of_type, table, rules):
+                    _TILE_TYPE[K.lowest_bit(table[low, T_MASK])], hand, unseen, single_of_type, table, rules
+                ):
                     low = j
                 if high < 0 or TILE_WORTH[t] > TILE_WORTH[_TILE_TYPE[K.lowest_bit(table[high, T_MASK])]]:
                     high = j
@@ -493,7 +504,6 @@ def abstract_view(state, single_of_type, table, rules, scratch, out_options):
     key = key * RADIX_SURE + sure
     key = key * 8 + mask
     return LEAD_KEYS + key
-
 
 
 @njit(cache=True)

@@ -66,6 +66,7 @@ few minutes of MCCFR. The key is the features packed in mixed radix (an exact in
 so tables are indexed by it directly. Everything also works for other rule sets (a custom deck,
 three players); a ``cfr`` policy file records the rule set it was trained on.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -100,8 +101,9 @@ def bucket(game: Game) -> tuple[int, dict[str, int]]:
         raise ValueError("the hand is over: no seat is to act")
     options = np.zeros(NUM_ABSTRACT, dtype=np.int64)
     scratch = np.zeros(L.legal_len(game.combos.num_combos), dtype=np.int64)
-    key = CK.abstract_view(game.state, single_of_type(game.rules), game.combos.table, game.combos.rules_array,
-                           scratch, options)
+    key = CK.abstract_view(
+        game.state, single_of_type(game.rules), game.combos.table, game.combos.rules_array, scratch, options
+    )
     if key < 0:
         return -1, {"forced": int(options[0])}
     return int(key), {ABSTRACT_NAMES[a]: int(options[a]) for a in range(NUM_ABSTRACT) if options[a] >= 0}
@@ -118,9 +120,15 @@ def describe(key: int) -> dict[str, object]:
         key, supreme = divmod(key, 2)
         key, sure = divmod(key, CK.RADIX_SURE)
         tiles, col = divmod(key, CK.RADIX_COLUMNS)
-        return {"kind": "lead", "tiles": tiles, "columns": columns[col], "sure_tiles": sure,
-                "supreme": bool(supreme), "seats_at_zero": zero,
-                "options": ["lead_big"] + [ABSTRACT_NAMES[a + 1] for a in range(3) if options >> a & 1]}
+        return {
+            "kind": "lead",
+            "tiles": tiles,
+            "columns": columns[col],
+            "sure_tiles": sure,
+            "supreme": bool(supreme),
+            "seats_at_zero": zero,
+            "options": ["lead_big"] + [ABSTRACT_NAMES[a + 1] for a in range(3) if options >> a & 1],
+        }
     key -= LEAD_KEYS
     key, options = divmod(key, 8)
     key, sure = divmod(key, CK.RADIX_SURE)
@@ -129,9 +137,17 @@ def describe(key: int) -> dict[str, object]:
     key, col = divmod(key, CK.RADIX_COLUMNS)
     key, acted = divmod(key, CK.RADIX_ACTED)
     tiles, size = divmod(key, CK.RADIX_SIZE)
-    return {"kind": "follow", "tiles": tiles, "size": size, "seats_done": acted, "columns": columns[col],
-            "cheap_beat_sure": bool(cheap_sure), "strong_beat_sure": bool(strong_sure), "sure_tiles": sure,
-            "options": ["beat_cheap"] + (["beat_strong"] if options & 1 else []) + (["discard"] if options & 2 else [])}
+    return {
+        "kind": "follow",
+        "tiles": tiles,
+        "size": size,
+        "seats_done": acted,
+        "columns": columns[col],
+        "cheap_beat_sure": bool(cheap_sure),
+        "strong_beat_sure": bool(strong_sure),
+        "sure_tiles": sure,
+        "options": ["beat_cheap"] + (["beat_strong"] if options & 1 else []) + (["discard"] if options & 2 else []),
+    }
 
 
 __all__ = ["ABSTRACT_NAMES", "NUM_ABSTRACT", "NUM_KEYS", "single_of_type", "bucket", "describe"]

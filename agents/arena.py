@@ -26,6 +26,7 @@ on every deal still has a finite rating, and 95% intervals from the inverse Fish
 Unlike the mean chips over all opponents, this rating is not inflated by crushing a weak agent:
 what counts is how often an agent outscores each other one, head to head.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -75,8 +76,9 @@ def play_hand(game: Game, agents: list[Agent], seed: int, clock: np.ndarray | No
 _WARMED: set[str] = set()  # the candidates (by name) that have played a hand in this process
 
 
-def play_deals(candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: int, first: int,
-               last: int) -> np.ndarray:
+def play_deals(
+    candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: int, first: int, last: int
+) -> np.ndarray:
     """Deals ``first .. last - 1``, each played once per seat by ``candidate`` against
     ``opponents`` (one per seat). Rows per (deal, seating): candidate chips, columns, last-trick
     win, chips per seat, then the candidate's decisions and the CPU seconds it spent on them.
@@ -96,8 +98,8 @@ def play_deals(candidate: Agent, opponents: list[Agent], rules: RuleSet, seed: i
             rows[d - first, seat, 0] = result["net"][seat]
             rows[d - first, seat, 1] = result["columns"][seat]
             rows[d - first, seat, 2] = result["last_trick_winner"] == seat
-            rows[d - first, seat, 3:3 + players] = result["net"]
-            rows[d - first, seat, 3 + players:] = clock[seat]
+            rows[d - first, seat, 3 : 3 + players] = result["net"]
+            rows[d - first, seat, 3 + players :] = clock[seat]
     return rows
 
 
@@ -114,8 +116,9 @@ def _play_deals(args: tuple[tuple[str, ...], str, dict, int, int, int]) -> np.nd
     candidate_specs, opponent_spec, rules_spec, seed, first, last = args
     rules = RuleSet.from_spec(rules_spec)
     opponents = [make_agent(opponent_spec, rules) for _ in range(rules.players)]
-    return np.stack([play_deals(make_agent(spec, rules), opponents, rules, seed, first, last)
-                     for spec in candidate_specs])
+    return np.stack(
+        [play_deals(make_agent(spec, rules), opponents, rules, seed, first, last) for spec in candidate_specs]
+    )
 
 
 @dataclass
@@ -145,10 +148,18 @@ class EvalResult:
         return json_text(asdict(self))
 
 
-def evaluate(candidate: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
-             workers: int = 1, progress: Callable[[int], None] | None = None,
-             ray_address: str | None = None, sprt: Hypotheses | None = None,
-             watch: Callable[[SprtResult], None] | None = None) -> EvalResult:
+def evaluate(
+    candidate: str,
+    opponent: str,
+    deals: int,
+    seed: int = 0,
+    rules: object = "standard",
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
+    sprt: Hypotheses | None = None,
+    watch: Callable[[SprtResult], None] | None = None,
+) -> EvalResult:
     """Duplicate evaluation of ``candidate`` against ``opponent`` (module doc).
 
     ``workers > 1`` runs chunks of deals in local processes; ``ray_address`` runs them as Ray
@@ -182,10 +193,19 @@ class Comparison:
         return json_text(asdict(self))
 
 
-def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int = 0, rules: object = "standard",
-            workers: int = 1, progress: Callable[[int], None] | None = None,
-            ray_address: str | None = None, sprt: Hypotheses | None = None,
-            watch: Callable[[SprtResult], None] | None = None) -> Comparison:
+def compare(
+    candidate: str,
+    baseline: str,
+    opponent: str,
+    deals: int,
+    seed: int = 0,
+    rules: object = "standard",
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
+    sprt: Hypotheses | None = None,
+    watch: Callable[[SprtResult], None] | None = None,
+) -> Comparison:
     """``candidate`` and ``baseline`` each evaluated against ``opponent`` on the same deals
     (the same seeds, so the opponents' own randomness is the same too), and the candidate's
     score minus the baseline's, deal by deal. The two runs share the luck of the deal, so the
@@ -193,15 +213,19 @@ def compare(candidate: str, baseline: str, opponent: str, deals: int, seed: int 
     whether a change to a bot helped. With ``sprt``, the sequential test is of that difference."""
     ruleset = _checked(deals, rules, candidate, opponent, baseline)
     test = None if sprt is None else Sprt(sprt, deals)
-    mine, theirs = _play((candidate, baseline), opponent, deals, seed, ruleset, workers, progress, ray_address,
-                         test, watch)
+    mine, theirs = _play(
+        (candidate, baseline), opponent, deals, seed, ruleset, workers, progress, ray_address, test, watch
+    )
     a, b = mine[:, :, 0].mean(axis=1), theirs[:, :, 0].mean(axis=1)
     mean, half = mean_and_half_width(a - b)
-    return Comparison(candidate=_summary(candidate, opponent, mine, ruleset, seed),
-                      baseline=_summary(baseline, opponent, theirs, ruleset, seed), difference=mean,
-                      ci95=[mean - half, mean + half],
-                      correlation=float(np.corrcoef(a, b)[0, 1]) if a.std() * b.std() > 0 else float("nan"),
-                      sprt=None if test is None else test.result().to_dict())
+    return Comparison(
+        candidate=_summary(candidate, opponent, mine, ruleset, seed),
+        baseline=_summary(baseline, opponent, theirs, ruleset, seed),
+        difference=mean,
+        ci95=[mean - half, mean + half],
+        correlation=float(np.corrcoef(a, b)[0, 1]) if a.std() * b.std() > 0 else float("nan"),
+        sprt=None if test is None else test.result().to_dict(),
+    )
 
 
 def _checked(deals: int, rules: object, *specs: str) -> RuleSet:
@@ -214,9 +238,18 @@ def _checked(deals: int, rules: object, *specs: str) -> RuleSet:
     return ruleset
 
 
-def _play(candidates: tuple[str, ...], opponent: str, deals: int, seed: int, ruleset: RuleSet, workers: int,
-          progress: Callable[[int], None] | None, ray_address: str | None, test: Sprt | None = None,
-          watch: Callable[[SprtResult], None] | None = None) -> np.ndarray:
+def _play(
+    candidates: tuple[str, ...],
+    opponent: str,
+    deals: int,
+    seed: int,
+    ruleset: RuleSet,
+    workers: int,
+    progress: Callable[[int], None] | None,
+    ray_address: str | None,
+    test: Sprt | None = None,
+    watch: Callable[[SprtResult], None] | None = None,
+) -> np.ndarray:
     """``play_deals`` rows (candidates, deals, seatings, fields) of every deal, in deal order.
     With ``test``, each finished chunk's per-deal scores (the first candidate's, or the first's
     minus the second's) are fed to it in deal order, and the deals stop at its verdict."""
@@ -237,11 +270,12 @@ def _play(candidates: tuple[str, ...], opponent: str, deals: int, seed: int, rul
     finally:
         chunks.close()  # cancels the chunks not needed any more
     rows = np.concatenate(parts, axis=1)
-    return rows if test is None else rows[:, :test.deals]
+    return rows if test is None else rows[:, : test.deals]
 
 
-def _chunks(tasks: list[tuple], workers: int, ray_address: str | None,
-            progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+def _chunks(
+    tasks: list[tuple], workers: int, ray_address: str | None, progress: Callable[[int], None] | None
+) -> Iterator[np.ndarray]:
     """Each task's rows, in task order, as soon as it and every task before it are done
     (``progress`` hears of each task's deals as it finishes). Closing the generator early cancels
     the tasks not yet started (on Ray, the running ones too)."""
@@ -274,18 +308,28 @@ def _local_chunks(tasks: list[tuple], workers: int) -> Iterator[np.ndarray]:
             yield _play_deals(task)
 
 
-def _summary(candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, seed: int,
-             test: Sprt | None = None) -> EvalResult:
+def _summary(
+    candidate: str, opponent: str, rows: np.ndarray, ruleset: RuleSet, seed: int, test: Sprt | None = None
+) -> EvalResult:
     per_deal = rows[:, :, 0].mean(axis=1)
     mean, half = mean_and_half_width(per_deal)
-    return EvalResult(candidate=candidate, opponent=opponent, deals=len(rows), hands=len(rows) * ruleset.players,
-                      chips_per_hand=mean, ci95=[mean - half, mean + half],
-                      columns_per_hand=float(rows[:, :, 1].mean()), last_trick_rate=float(rows[:, :, 2].mean()),
-                      chips_by_seat=[float(v) for v in rows[:, :, 3:3 + ruleset.players].mean(axis=(0, 1))],
-                      rules=ruleset.name, seed=seed, deals_won=int((per_deal > 0).sum()),
-                      deals_lost=int((per_deal < 0).sum()),
-                      ms_per_decision=1000 * float(rows[:, :, -1].sum() / max(rows[:, :, -2].sum(), 1)),
-                      sprt=None if test is None else test.result().to_dict())
+    return EvalResult(
+        candidate=candidate,
+        opponent=opponent,
+        deals=len(rows),
+        hands=len(rows) * ruleset.players,
+        chips_per_hand=mean,
+        ci95=[mean - half, mean + half],
+        columns_per_hand=float(rows[:, :, 1].mean()),
+        last_trick_rate=float(rows[:, :, 2].mean()),
+        chips_by_seat=[float(v) for v in rows[:, :, 3 : 3 + ruleset.players].mean(axis=(0, 1))],
+        rules=ruleset.name,
+        seed=seed,
+        deals_won=int((per_deal > 0).sum()),
+        deals_lost=int((per_deal < 0).sum()),
+        ms_per_decision=1000 * float(rows[:, :, -1].sum() / max(rows[:, :, -2].sum(), 1)),
+        sprt=None if test is None else test.result().to_dict(),
+    )
 
 
 def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
@@ -311,8 +355,15 @@ def _run_on_ray(tasks: list[tuple], address: str, progress: Callable[[int], None
             ray.cancel(ref, force=True)
 
 
-def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standard", workers: int = 1,
-           progress: Callable[[int], None] | None = None, ray_address: str | None = None) -> dict:
+def league(
+    agents: list[str],
+    deals: int,
+    seed: int = 0,
+    rules: object = "standard",
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
+) -> dict:
     """Every ordered pair through ``evaluate``: the cross table (row candidate, column opponent,
     chips per hand and its 95% CI) and a ranking by Bradley–Terry rating (module doc)."""
     twice = sorted({a for a in agents if agents.count(a) > 1})
@@ -331,15 +382,30 @@ def league(agents: list[str], deals: int, seed: int = 0, rules: object = "standa
     ratings, half = bradley_terry(agents, results)
     mean_chips = {a: float(np.mean(list(table[a].values()))) for a in agents}
     ranking = sorted(agents, key=lambda a: -ratings[a])
-    return {"agents": agents, "deals": deals, "seed": seed, "cross_table": table, "cross_ci95": ci95,
-            "rating": RATING_METHOD,
-            "ranking": [{"agent": a, "rating": ratings[a], "rating_ci95": [ratings[a] - half[a], ratings[a] + half[a]],
-                         "mean_chips_per_hand": mean_chips[a]} for a in ranking],
-            "matches": results}
+    return {
+        "agents": agents,
+        "deals": deals,
+        "seed": seed,
+        "cross_table": table,
+        "cross_ci95": ci95,
+        "rating": RATING_METHOD,
+        "ranking": [
+            {
+                "agent": a,
+                "rating": ratings[a],
+                "rating_ci95": [ratings[a] - half[a], ratings[a] + half[a]],
+                "mean_chips_per_hand": mean_chips[a],
+            }
+            for a in ranking
+        ],
+        "matches": results,
+    }
 
 
-RATING_METHOD = ("Bradley-Terry rating on the Elo scale (400 points: 10 to 1 odds of winning a deal), fitted to the "
-                 "deals each agent won and lost head to head; 95% CI from the Fisher information")
+RATING_METHOD = (
+    "Bradley-Terry rating on the Elo scale (400 points: 10 to 1 odds of winning a deal), fitted to the "
+    "deals each agent won and lost head to head; 95% CI from the Fisher information"
+)
 ELO = 400 / math.log(10)  # rating points per unit of log-odds
 
 
@@ -381,6 +447,7 @@ def heat_map(league_result: dict, path: str) -> None:
     chips per hand and its 95% half-width, each row labelled with its rating and interval."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         from matplotlib.colors import Normalize
@@ -397,8 +464,13 @@ def heat_map(league_result: dict, path: str) -> None:
     fig, ax = plt.subplots(figsize=(1.5 * len(agents) + 3, 0.9 * len(agents) + 2))
     image = ax.imshow(grid, cmap=cmap, norm=norm)
     ax.set_xticks(range(len(agents)), agents, rotation=30, ha="right")
-    ax.set_yticks(range(len(agents)), [f"{row['agent']}  {row['rating']:+.0f} ± "
-                                       f"{(row['rating_ci95'][1] - row['rating_ci95'][0]) / 2:.0f}" for row in ranking])
+    ax.set_yticks(
+        range(len(agents)),
+        [
+            f"{row['agent']}  {row['rating']:+.0f} ± {(row['rating_ci95'][1] - row['rating_ci95'][0]) / 2:.0f}"
+            for row in ranking
+        ],
+    )
     ax.set_xlabel("opponent (copies in every other seat)")
     ax.set_ylabel("candidate, with its rating ± 95% CI (best first)")
     for i, j in itertools.product(range(len(agents)), repeat=2):
@@ -410,8 +482,9 @@ def heat_map(league_result: dict, path: str) -> None:
             text += f"\n±{(ci[1] - ci[0]) / 2:.2f}"
         ax.text(j, i, text, ha="center", va="center", fontsize=9, color=text_colour(cmap(norm(grid[i, j]))))
     fig.colorbar(image, ax=ax, label="candidate chips per hand (duplicate), ± 95% CI")
-    ax.set_title(f"tiengow league: {league_result['deals']} deals per match; rows ranked by Bradley–Terry rating",
-                 fontsize=10)
+    ax.set_title(
+        f"tiengow league: {league_result['deals']} deals per match; rows ranked by Bradley–Terry rating", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -25,6 +25,7 @@ naming the agent.
 A built-in is a ``Bot`` (its kind, one line, its config class and its factory ``(config,
 rules, seed) -> Agent``) named in ``BUILTIN`` by where it lives, imported only when used.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -90,11 +91,15 @@ class Agent:
         size, actions = _shapes(self.rules)
         observations, masks = np.asarray(observations), np.asarray(masks)
         if observations.ndim != 2 or observations.shape[1] != size or observations.dtype.kind not in "fiu":
-            raise ValueError(f"{self.name}: observations are numbers of shape (N, {size}) under rules "
-                             f"{self.rules.name}, got {observations.dtype} {observations.shape}")
+            raise ValueError(
+                f"{self.name}: observations are numbers of shape (N, {size}) under rules "
+                f"{self.rules.name}, got {observations.dtype} {observations.shape}"
+            )
         if masks.shape != (len(observations), actions) or masks.dtype.kind not in "biu":
-            raise ValueError(f"{self.name}: masks are 0/1 of shape ({len(observations)}, {actions}) under rules "
-                             f"{self.rules.name}, got {masks.dtype} {masks.shape}")
+            raise ValueError(
+                f"{self.name}: masks are 0/1 of shape ({len(observations)}, {actions}) under rules "
+                f"{self.rules.name}, got {masks.dtype} {masks.shape}"
+            )
         empty = np.flatnonzero(~masks.any(axis=1))
         if len(empty):
             raise ValueError(f"{self.name}: mask row {empty[0]} has no legal action")
@@ -163,8 +168,10 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
     if sep and _is_dotted(name):
         return PluginAgent(spec, _call_factory(spec, _import_factory(spec, name, argument), rules, seed), rules, seed)
     known = sorted(BUILTIN) + sorted(_entry_points())
-    raise ValueError(f"unknown agent {spec[:80]!r}{suggest(name, known)}; agents are: {', '.join(known)}, or "
-                     "MODULE:FACTORY for your own (tiengow agents lists them)")
+    raise ValueError(
+        f"unknown agent {spec[:80]!r}{suggest(name, known)}; agents are: {', '.join(known)}, or "
+        "MODULE:FACTORY for your own (tiengow agents lists them)"
+    )
 
 
 def agent_catalogue() -> list[dict[str, object]]:
@@ -172,11 +179,19 @@ def agent_catalogue() -> list[dict[str, object]]:
     first, then the installed plugins (entry points), then the form of a plugin given by module.
     ``options`` are ``agents.spec.option_rows``: {key, type, default, range, doc}."""
     from .spec import option_rows
+
     rows = []
     for name in BUILTIN:
         bot = builtin(name)
-        rows.append({"name": name, "kind": bot.kind, "usage": usage(name, bot.config),
-                     "description": bot.description, "options": option_rows(bot.config)})
+        rows.append(
+            {
+                "name": name,
+                "kind": bot.kind,
+                "usage": usage(name, bot.config),
+                "description": bot.description,
+                "options": option_rows(bot.config),
+            }
+        )
     for name, entry in sorted(_entry_points().items()):
         if name in BUILTIN:
             description = f"entry point {entry.value}, hidden by the built-in {name!r}"
@@ -187,8 +202,15 @@ def agent_catalogue() -> list[dict[str, object]]:
             except ValueError as err:
                 description = f"cannot be loaded: {err}"
         rows.append({"name": name, "kind": "plugin", "usage": name, "description": description, "options": []})
-    rows.append({"name": "MODULE:FACTORY", "kind": "plugin", "usage": "MODULE:FACTORY", "options": [],
-                 "description": "your own bot: FACTORY(rules, seed) returns an object with act() and reset()"})
+    rows.append(
+        {
+            "name": "MODULE:FACTORY",
+            "kind": "plugin",
+            "usage": "MODULE:FACTORY",
+            "options": [],
+            "description": "your own bot: FACTORY(rules, seed) returns an object with act() and reset()",
+        }
+    )
     return rows
 
 
@@ -208,8 +230,13 @@ def describe_agent(spec: str, rules: RuleSet | str = "standard") -> dict[str, ob
         description = f"entry point {entry.value}" if entry is not None else f"{type(agent.bot).__name__} from {spec}"
     else:
         kind, description = "plugin", spec
-    return {"spec": spec, "name": name, "kind": kind, "description": description,
-            "config": None if config is None else dataclasses.asdict(config)}
+    return {
+        "spec": spec,
+        "name": name,
+        "kind": kind,
+        "description": description,
+        "config": None if config is None else dataclasses.asdict(config),
+    }
 
 
 # ============================================================================ plugins
@@ -222,12 +249,15 @@ class PluginAgent(Agent):
 
     def __init__(self, spec: str, bot: object, rules: RuleSet, seed: int = 0):
         super().__init__(rules, seed)
-        for method, signature, call in (("act", "act(observation, mask, game=None)", ((None, None), {"game": None})),
-                                        ("reset", "reset(seed)", ((0,), {}))):
+        for method, signature, call in (
+            ("act", "act(observation, mask, game=None)", ((None, None), {"game": None})),
+            ("reset", "reset(seed)", ((0,), {})),
+        ):
             function = getattr(bot, method, None)
             if not callable(function):
-                raise ValueError(f"agent {spec}: its factory returned {type(bot).__name__!r}, which has no "
-                                 f"{signature} method")
+                raise ValueError(
+                    f"agent {spec}: its factory returned {type(bot).__name__!r}, which has no {signature} method"
+                )
             _check_signature(spec, function, f"{type(bot).__name__}.{method}", signature, *call)
         self.name = spec
         self.bot = bot
@@ -241,22 +271,28 @@ class PluginAgent(Agent):
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
         try:
-            action = self.bot.act(_read_only(observation), _read_only(mask),
-                                  game=None if game is None else game.clone())
+            action = self.bot.act(
+                _read_only(observation), _read_only(mask), game=None if game is None else game.clone()
+            )
         except ValueError as err:
             if "read-only" not in str(err):
                 raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from err
-            raise ValueError(f"agent {self.name}: act() wrote into the observation or mask it was given, which "
-                             f"are read-only ({_where(err)}); copy them first (mask.copy())") from err
+            raise ValueError(
+                f"agent {self.name}: act() wrote into the observation or mask it was given, which "
+                f"are read-only ({_where(err)}); copy them first (mask.copy())"
+            ) from err
         except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
             raise ValueError(f"agent {self.name}: act raised {_brief(err)}") from err
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"agent {self.name}: act() must return an int action id, got "
-                             f"{type(action).__name__} {repr(action)[:40]}")
+            raise ValueError(
+                f"agent {self.name}: act() must return an int action id, got "
+                f"{type(action).__name__} {repr(action)[:40]}"
+            )
         if not 0 <= action < len(mask) or not mask[action]:
             legal = legal_list(np.flatnonzero(mask), None if game is None else game.action_name)
-            raise ValueError(f"agent {self.name} chose {repr(action)[:40]}, which is not a legal action here; "
-                             f"legal: {legal}")
+            raise ValueError(
+                f"agent {self.name} chose {repr(action)[:40]}, which is not a legal action here; legal: {legal}"
+            )
         return int(action)
 
 
@@ -278,8 +314,9 @@ def _check_signature(spec: str, function: Callable, name: str, expected: str, ar
     try:
         signature.bind(*args, **kwargs)
     except TypeError as err:
-        raise ValueError(f"agent {spec}: {name}{signature} ({_source_of(function)}) cannot be called as "
-                         f"{expected}: {err}") from None
+        raise ValueError(
+            f"agent {spec}: {name}{signature} ({_source_of(function)}) cannot be called as {expected}: {err}"
+        ) from None
 
 
 def _source_of(function: Callable) -> str:
@@ -326,17 +363,21 @@ def _import_factory(spec: str, module_name: str, attribute: str) -> Callable:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
         if err.name is not None and (module_name == err.name or module_name.startswith(err.name + ".")):
-            raise ValueError(f"unknown agent {spec!r}: it is not a built-in agent, and there is no module "
-                             f"{err.name!r} to import (searched sys.path and {os.getcwd()}); tiengow agents "
-                             "lists the agents") from None
+            raise ValueError(
+                f"unknown agent {spec!r}: it is not a built-in agent, and there is no module "
+                f"{err.name!r} to import (searched sys.path and {os.getcwd()}); tiengow agents "
+                "lists the agents"
+            ) from None
         raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from err
     except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
         raise ValueError(f"agent {spec}: importing {module_name} raised {_brief(err)}") from err
     factory = module
     for part in attribute.split("."):
         if not hasattr(factory, part):
-            raise ValueError(f"agent {spec}: module {module_name} ({getattr(module, '__file__', '?')}) has no "
-                             f"attribute {attribute!r}")
+            raise ValueError(
+                f"agent {spec}: module {module_name} ({getattr(module, '__file__', '?')}) has no "
+                f"attribute {attribute!r}"
+            )
         factory = getattr(factory, part)
     return factory
 
@@ -350,15 +391,27 @@ def _load_entry_point(spec: str, entry: metadata.EntryPoint) -> Callable:
 
 def _call_factory(spec: str, factory: Callable, rules: RuleSet, seed: int) -> object:
     if not callable(factory):
-        raise ValueError(f"agent {spec}: {type(factory).__name__} object is not callable; FACTORY(rules, seed) "
-                         "must return the bot")
-    _check_signature(spec, factory, getattr(factory, "__qualname__", "the factory"), "FACTORY(rules, seed)",
-                     (rules, seed), {})
+        raise ValueError(
+            f"agent {spec}: {type(factory).__name__} object is not callable; FACTORY(rules, seed) must return the bot"
+        )
+    _check_signature(
+        spec, factory, getattr(factory, "__qualname__", "the factory"), "FACTORY(rules, seed)", (rules, seed), {}
+    )
     try:
         return factory(rules, seed)
     except (Exception, SystemExit) as err:  # plugin code: sys.exit there must not end the run
         raise ValueError(f"agent {spec}: the factory raised {_brief(err)}") from err
 
 
-__all__ = ["Agent", "Bot", "BUILTIN", "KINDS", "builtin", "make_agent", "agent_catalogue", "describe_agent",
-           "PluginAgent", "ENTRY_POINT_GROUP"]
+__all__ = [
+    "Agent",
+    "Bot",
+    "BUILTIN",
+    "KINDS",
+    "builtin",
+    "make_agent",
+    "agent_catalogue",
+    "describe_agent",
+    "PluginAgent",
+    "ENTRY_POINT_GROUP",
+]

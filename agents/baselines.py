@@ -8,6 +8,7 @@ which are their one definition: search rollouts, PPO's opponent pool and these a
 play the same rules. ``tests/policy_reference.py`` keeps the plain-numpy version they are
 tested against.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,8 +59,17 @@ class CompiledPolicyAgent(Agent):
     def act_into(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray) -> None:
         """One compiled call for a batch: out[i] is the action for row i (rows as ``check_batch``
         passes them: this reads any array it is given)."""
-        PK.batch_from_observations(self.policy, observations, masks, self.offsets, self.singles, self.combos.table,
-                                   self.combos.rules_array, self._scratch, out)
+        PK.batch_from_observations(
+            self.policy,
+            observations,
+            masks,
+            self.offsets,
+            self.singles,
+            self.combos.table,
+            self.combos.rules_array,
+            self._scratch,
+            out,
+        )
 
 
 class GreedyAgent(CompiledPolicyAgent):
@@ -96,7 +106,15 @@ class ExpertAgent(CompiledPolicyAgent):
 
 
 RANDOM = Bot("heuristic", "a uniformly random legal action", None, lambda config, rules, seed: RandomAgent(rules, seed))
-GREEDY = Bot("heuristic", "leads its largest, strongest play; beats as cheaply as it can", None,
-             lambda config, rules, seed: GreedyAgent(rules, seed))
-EXPERT = Bot("heuristic", "counts the unseen tiles: cashes sure winners, beats only when certain", None,
-             lambda config, rules, seed: ExpertAgent(rules, seed))
+GREEDY = Bot(
+    "heuristic",
+    "leads its largest, strongest play; beats as cheaply as it can",
+    None,
+    lambda config, rules, seed: GreedyAgent(rules, seed),
+)
+EXPERT = Bot(
+    "heuristic",
+    "counts the unseen tiles: cashes sure winners, beats only when certain",
+    None,
+    lambda config, rules, seed: ExpertAgent(rules, seed),
+)

@@ -25,6 +25,7 @@ iterations, seconds, curve), then per kind:
 * ``abstract``: ``keys`` (int64, sorted bucket keys), ``probabilities`` (float32, keys x 7
   abstract actions, ``abstraction.ABSTRACT_NAMES``), ``act`` (``sample`` or ``argmax``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,8 +65,14 @@ def save_policy(path: str, kind: str, meta: dict, **arrays: np.ndarray) -> None:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {', '.join(REQUIRED)}")
 
     def write(f) -> None:
-        np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION), kind=np.array(kind),
-                            meta=np.array(json.dumps(meta)), **arrays)
+        np.savez_compressed(
+            f,
+            format=np.array(FORMAT),
+            version=np.array(VERSION),
+            kind=np.array(kind),
+            meta=np.array(json.dumps(meta)),
+            **arrays,
+        )
 
     atomic_write(path, write)
 
@@ -109,23 +116,38 @@ def load_policy(path: str) -> dict[str, Any]:
     if kind == "tabular":
         banker = arrays["banker"]
         if banker.shape != () or banker.dtype.kind not in "iu" or arrays["policy"].dtype.kind not in "fiu":
-            raise ValueError(f"{path}: a tabular policy needs a whole-number 'banker' and a numeric 'policy' "
-                             f"array; got banker {banker.tolist()!r:.40} and a {arrays['policy'].dtype} policy")
+            raise ValueError(
+                f"{path}: a tabular policy needs a whole-number 'banker' and a numeric 'policy' "
+                f"array; got banker {banker.tolist()!r:.40} and a {arrays['policy'].dtype} policy"
+            )
         if not isinstance(meta.get("rules"), dict):
-            raise ValueError(f"{path}: a tabular policy's meta must hold the switches of the rules it solves "
-                             f"('rules': {{...}}), got {str(meta.get('rules'))[:40]!r}")
-        out.update(policy=np.asarray(arrays["policy"], dtype=np.float64), fingerprint=str(arrays["fingerprint"]),
-                   banker=int(banker))
+            raise ValueError(
+                f"{path}: a tabular policy's meta must hold the switches of the rules it solves "
+                f"('rules': {{...}}), got {str(meta.get('rules'))[:40]!r}"
+            )
+        out.update(
+            policy=np.asarray(arrays["policy"], dtype=np.float64),
+            fingerprint=str(arrays["fingerprint"]),
+            banker=int(banker),
+        )
     else:
         if arrays["keys"].dtype.kind not in "iu" or arrays["probabilities"].dtype.kind not in "fiu":
-            raise ValueError(f"{path}: an abstract policy needs whole-number 'keys' and numeric 'probabilities'; "
-                             f"got {arrays['keys'].dtype} and {arrays['probabilities'].dtype}")
+            raise ValueError(
+                f"{path}: an abstract policy needs whole-number 'keys' and numeric 'probabilities'; "
+                f"got {arrays['keys'].dtype} and {arrays['probabilities'].dtype}"
+            )
         keys = np.asarray(arrays["keys"], dtype=np.int64)
         probabilities = np.asarray(arrays["probabilities"], dtype=np.float64)
-        if (keys.ndim != 1 or probabilities.shape != (len(keys), NUM_ABSTRACT) or (np.diff(keys) <= 0).any()
-                or (len(keys) and (keys[0] < 0 or keys[-1] >= NUM_KEYS))):
-            raise ValueError(f"{path}: an abstract policy needs sorted keys in 0..{NUM_KEYS - 1} and a "
-                             f"(keys, {NUM_ABSTRACT}) probability table; got {keys.shape} and {probabilities.shape}")
+        if (
+            keys.ndim != 1
+            or probabilities.shape != (len(keys), NUM_ABSTRACT)
+            or (np.diff(keys) <= 0).any()
+            or (len(keys) and (keys[0] < 0 or keys[-1] >= NUM_KEYS))
+        ):
+            raise ValueError(
+                f"{path}: an abstract policy needs sorted keys in 0..{NUM_KEYS - 1} and a "
+                f"(keys, {NUM_ABSTRACT}) probability table; got {keys.shape} and {probabilities.shape}"
+            )
         if not np.isfinite(probabilities).all() or (probabilities < 0).any():
             raise ValueError(f"{path}: probabilities must be finite and non-negative")
         act = str(arrays["act"])
@@ -138,16 +160,24 @@ def load_policy(path: str) -> dict[str, Any]:
 def tabular_policy_for(tree: GameTree, loaded: dict[str, Any]) -> np.ndarray:
     """The slot probabilities of a loaded tabular policy, checked against ``tree``."""
     if loaded["kind"] != "tabular":
-        raise ValueError(f"{loaded['path']} is an abstract (full-game) policy; NashConv needs a tabular policy of "
-                         f"the exact tree (tiengow train cfr --config cfr_micro)")
-    if loaded["banker"] != tree.banker or RuleSet.from_spec(loaded["meta"]["rules"]).switches() \
-            != tree.rules.switches():
-        raise ValueError(f"{loaded['path']} was computed for another game tree (rules "
-                         f"{loaded['meta'].get('rules_name')!r}, banker {loaded['banker']}); expected rules "
-                         f"{tree.rules.name!r}, banker {tree.banker}")
+        raise ValueError(
+            f"{loaded['path']} is an abstract (full-game) policy; NashConv needs a tabular policy of "
+            f"the exact tree (tiengow train cfr --config cfr_micro)"
+        )
+    if (
+        loaded["banker"] != tree.banker
+        or RuleSet.from_spec(loaded["meta"]["rules"]).switches() != tree.rules.switches()
+    ):
+        raise ValueError(
+            f"{loaded['path']} was computed for another game tree (rules "
+            f"{loaded['meta'].get('rules_name')!r}, banker {loaded['banker']}); expected rules "
+            f"{tree.rules.name!r}, banker {tree.banker}"
+        )
     if loaded["fingerprint"] != tree.fingerprint():
-        raise ValueError(f"{loaded['path']}: its tree fingerprint does not match the tree of its own rules and "
-                         "banker (a damaged file, or one written by another version of the tree)")
+        raise ValueError(
+            f"{loaded['path']}: its tree fingerprint does not match the tree of its own rules and "
+            "banker (a damaged file, or one written by another version of the tree)"
+        )
     return check_policy(tree, loaded["policy"])
 
 
@@ -179,8 +209,18 @@ class CfrAgent(Agent):
         if game is None:
             raise ValueError("the cfr agent reads its bucket from the game: call act(observation, mask, game=game)")
         table, rules = self.combos.table, self.combos.rules_array
-        action = PK.policy_action(game.state, self.keys, self.probabilities, self.sample, self._single, table,
-                                  rules, self._xorshift, self._scratch, self._options)
+        action = PK.policy_action(
+            game.state,
+            self.keys,
+            self.probabilities,
+            self.sample,
+            self._single,
+            table,
+            rules,
+            self._xorshift,
+            self._scratch,
+            self._options,
+        )
         if action < 0:
             self.fallbacks += 1
             action = K.greedy_action(game.state, table, rules, self._scratch)
@@ -199,15 +239,18 @@ class TabularPlay:
         pairs = np.unique(np.stack([tree.view_hash[decisions], tree.infoset[decisions]]), axis=1)
         hashes, counts = np.unique(pairs[0], return_counts=True)
         if (counts > 1).any():  # two information sets look the same to their seat: the view misses something
-            raise ValueError(f"{path}: the exact tree of {tree.rules.name} has information sets that the play-time "
-                             "view cannot tell apart, so this tabular policy cannot be played")
+            raise ValueError(
+                f"{path}: the exact tree of {tree.rules.name} has information sets that the play-time "
+                "view cannot tell apart, so this tabular policy cannot be played"
+            )
         self.index = dict(zip(pairs[0].tolist(), pairs[1].tolist()))
         self.info_offset = tree.info_offset
         self.info_size = tree.info_size
         self.slot_action = tree.slot_action
         # per information set, the running sum of its slots' probabilities: one searchsorted samples it
-        self.cumulative = np.concatenate([np.cumsum(policy[o:o + n]) for o, n in zip(tree.info_offset,
-                                                                                    tree.info_size)])
+        self.cumulative = np.concatenate(
+            [np.cumsum(policy[o : o + n]) for o, n in zip(tree.info_offset, tree.info_size)]
+        )
         self.face_up = tree.rules.discards_face_up
 
 
@@ -232,9 +275,9 @@ class TabularCfrAgent(Agent):
         info = play.index.get(int(PK.view_hash(game.state, play.face_up, self.combos.rules_array, self._view)))
         if info is not None:
             offset, size = play.info_offset[info], play.info_size[info]
-            actions = play.slot_action[offset:offset + size]
+            actions = play.slot_action[offset : offset + size]
             if mask[actions].all() and size == int(np.count_nonzero(mask)):
-                cumulative = play.cumulative[offset:offset + size]
+                cumulative = play.cumulative[offset : offset + size]
                 k = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
                 return int(actions[min(k, size - 1)])
         self.fallbacks += 1
@@ -263,8 +306,10 @@ def make_cfr_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> Agent
     policy file, module doc) for a table of ``rules``."""
     path = str(DEFAULT_POLICY) if argument is None else argument
     if not os.path.exists(path):
-        raise ValueError(f"cfr policy file {path} does not exist; expected a .npz written by tiengow train cfr"
-                         + ("" if argument else " (the shipped policy is missing: reinstall, or give cfr:PATH)"))
+        raise ValueError(
+            f"cfr policy file {path} does not exist; expected a .npz written by tiengow train cfr"
+            + ("" if argument else " (the shipped policy is missing: reinstall, or give cfr:PATH)")
+        )
     rules = RuleSet.from_spec(rules)
     path = os.path.abspath(path)
     loaded = _load(path, os.path.getmtime(path))
@@ -273,8 +318,10 @@ def make_cfr_agent(argument: str | None, rules: RuleSet, seed: int = 0) -> Agent
     solved = loaded["meta"].get("rules")
     if not isinstance(solved, dict) or RuleSet.from_spec(solved).switches() != rules.switches():
         name = loaded["meta"].get("rules_name", "its own rules")
-        raise ValueError(f"{argument} is an exact policy of the rules {name!r}: play it under those rules "
-                         f"(--rules {name}), not {rules.name!r}")
+        raise ValueError(
+            f"{argument} is an exact policy of the rules {name!r}: play it under those rules "
+            f"(--rules {name}), not {rules.name!r}"
+        )
     play = _tabular_play(path, os.path.getmtime(path), json.dumps(rules.switches(), sort_keys=True))
     return TabularCfrAgent(rules, seed, play)
 
@@ -288,8 +335,23 @@ class CfrConfig:
     """a policy written by tiengow train cfr, full game or exact micro (default: the shipped cfr_standard.npz)"""
 
 
-CFR = Bot("learned", "a CFR policy: the shipped full-game MCCFR one, or PATH (full game, or exact micro)", CfrConfig,
-          lambda config, rules, seed: make_cfr_agent(config.path, rules, seed))
+CFR = Bot(
+    "learned",
+    "a CFR policy: the shipped full-game MCCFR one, or PATH (full game, or exact micro)",
+    CfrConfig,
+    lambda config, rules, seed: make_cfr_agent(config.path, rules, seed),
+)
 
-__all__ = ["CfrAgent", "CfrConfig", "CFR", "TabularCfrAgent", "make_cfr_agent", "DEFAULT_POLICY", "FORMAT", "VERSION",
-           "save_policy", "load_policy", "tabular_policy_for"]
+__all__ = [
+    "CfrAgent",
+    "CfrConfig",
+    "CFR",
+    "TabularCfrAgent",
+    "make_cfr_agent",
+    "DEFAULT_POLICY",
+    "FORMAT",
+    "VERSION",
+    "save_policy",
+    "load_policy",
+    "tabular_policy_for",
+]

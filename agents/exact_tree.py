@@ -16,6 +16,7 @@ policy is one probability per slot; the trainers (``training/cfr_tabular.py``, `
 compute it on this tree, and the ``cfr`` agent plays it by finding, at each decision, the
 information set whose nodes show the acting seat what it sees now (``view_hash``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,20 +42,20 @@ class GameTree:
     rules: RuleSet
     banker: int
     deals: list[tuple[tuple[int, ...], ...]]  # per root: the seats' hands as sorted tile types
-    root_weight: np.ndarray       # (D,) chance probability of each deal (sums to 1)
-    player: np.ndarray            # (N,) seat to act, -1 at a terminal
-    infoset: np.ndarray           # (N,) information-set id, -1 at a terminal
-    first_child: np.ndarray       # (N,)
-    num_children: np.ndarray      # (N,)
-    depth: np.ndarray             # (N,) decisions since the deal
-    utility: np.ndarray           # (N, P) terminal chips per seat
-    info_player: np.ndarray       # (I,) seat of each information set
-    info_offset: np.ndarray       # (I,) first slot
-    info_size: np.ndarray         # (I,) legal actions
-    info_key: np.ndarray          # (I,) (sequence id, seat, dealt hand) packed, see build_tree
-    slot_action: np.ndarray       # (S,) action id of each slot
-    level_nodes: np.ndarray       # nodes sorted by depth
-    level_start: np.ndarray       # level_nodes[level_start[d]:level_start[d+1]] are at depth d
+    root_weight: np.ndarray  # (D,) chance probability of each deal (sums to 1)
+    player: np.ndarray  # (N,) seat to act, -1 at a terminal
+    infoset: np.ndarray  # (N,) information-set id, -1 at a terminal
+    first_child: np.ndarray  # (N,)
+    num_children: np.ndarray  # (N,)
+    depth: np.ndarray  # (N,) decisions since the deal
+    utility: np.ndarray  # (N, P) terminal chips per seat
+    info_player: np.ndarray  # (I,) seat of each information set
+    info_offset: np.ndarray  # (I,) first slot
+    info_size: np.ndarray  # (I,) legal actions
+    info_key: np.ndarray  # (I,) (sequence id, seat, dealt hand) packed, see build_tree
+    slot_action: np.ndarray  # (S,) action id of each slot
+    level_nodes: np.ndarray  # nodes sorted by depth
+    level_start: np.ndarray  # level_nodes[level_start[d]:level_start[d+1]] are at depth d
     view_hash: np.ndarray | None = None  # (N,) what the acting seat sees (build_tree(views=True)), 0 at terminals
 
     @property
@@ -83,9 +84,19 @@ class GameTree:
 
     def arrays(self) -> CK.TreeArrays:
         """The arrays the CFR kernels read, in one named tuple (no copies)."""
-        return CK.TreeArrays(self.root_weight, self.player, self.infoset, self.first_child, self.num_children,
-                             self.utility, self.info_player, self.info_offset, self.info_size, self.level_nodes,
-                             self.level_start)
+        return CK.TreeArrays(
+            self.root_weight,
+            self.player,
+            self.infoset,
+            self.first_child,
+            self.num_children,
+            self.utility,
+            self.info_player,
+            self.info_offset,
+            self.info_size,
+            self.level_nodes,
+            self.level_start,
+        )
 
     def uniform_policy(self) -> np.ndarray:
         """Per slot, 1 / (legal actions of its information set)."""
@@ -103,8 +114,12 @@ def _hand_masks(deal: tuple[tuple[int, ...], ...]) -> np.ndarray:
     return masks
 
 
-def build_tree(rules: object = "micro", banker: int = 0,
-               deals: list[tuple[tuple[tuple[int, ...], ...], float]] | None = None, views: bool = False) -> GameTree:
+def build_tree(
+    rules: object = "micro",
+    banker: int = 0,
+    deals: list[tuple[tuple[tuple[int, ...], ...], float]] | None = None,
+    views: bool = False,
+) -> GameTree:
     """Walk every deal of ``rules`` (or the given ``(deal, weight)`` list) into a ``GameTree``;
     with ``views``, also the ``view_hash`` of every decision node (for play).
 
@@ -115,8 +130,10 @@ def build_tree(rules: object = "micro", banker: int = 0,
         raise ValueError(f"banker must be a seat 0..{rules.players - 1}, got {banker!r}")
     if deals is None:
         if rules.hand_size > 4:
-            raise ValueError(f"{rules.name} has hands of {rules.hand_size} tiles: its tree is too large for exact "
-                             "CFR; use a small preset such as micro, or the abstraction (tiengow train cfr)")
+            raise ValueError(
+                f"{rules.name} has hands of {rules.hand_size} tiles: its tree is too large for exact "
+                "CFR; use a small preset such as micro, or the abstraction (tiengow train cfr)"
+            )
         deals = deal_weights(rules)
     if not deals:
         raise ValueError("build_tree needs at least one deal")
@@ -135,28 +152,63 @@ def build_tree(rules: object = "micro", banker: int = 0,
     slot_action = np.zeros(N, dtype=np.int64)
     view_hash = np.zeros(N if views else 0, dtype=np.int64)
     n, num_info, num_slots, error = CK.build_tree(
-        hands, banker, combos.table, combos.rules_array, combos.num_actions, rules.discards_face_up, N,
-        CK.TreeBuild(player, infoset, first_child, num_children, depth, utility, info_player, info_offset, info_size,
-                     info_depth, info_key, slot_action, view_hash))
+        hands,
+        banker,
+        combos.table,
+        combos.rules_array,
+        combos.num_actions,
+        rules.discards_face_up,
+        N,
+        CK.TreeBuild(
+            player,
+            infoset,
+            first_child,
+            num_children,
+            depth,
+            utility,
+            info_player,
+            info_offset,
+            info_size,
+            info_depth,
+            info_key,
+            slot_action,
+            view_hash,
+        ),
+    )
     if error:
         raise ValueError(f"{rules.name}: the information sets break perfect recall (build_tree error {error})")
     order = np.argsort(depth, kind="stable")
     level_start = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
-    return GameTree(rules=rules, banker=banker, deals=[deal for deal, _ in deals],
-                    root_weight=weights / weights.sum(), player=player, infoset=infoset,
-                    first_child=first_child, num_children=num_children, depth=depth, utility=utility,
-                    info_player=info_player[:num_info].copy(), info_offset=info_offset[:num_info].copy(),
-                    info_size=info_size[:num_info].copy(), info_key=info_key[:num_info].copy(),
-                    slot_action=slot_action[:num_slots].copy(), level_nodes=order.astype(np.int64),
-                    level_start=level_start.astype(np.int64), view_hash=view_hash if views else None)
+    return GameTree(
+        rules=rules,
+        banker=banker,
+        deals=[deal for deal, _ in deals],
+        root_weight=weights / weights.sum(),
+        player=player,
+        infoset=infoset,
+        first_child=first_child,
+        num_children=num_children,
+        depth=depth,
+        utility=utility,
+        info_player=info_player[:num_info].copy(),
+        info_offset=info_offset[:num_info].copy(),
+        info_size=info_size[:num_info].copy(),
+        info_key=info_key[:num_info].copy(),
+        slot_action=slot_action[:num_slots].copy(),
+        level_nodes=order.astype(np.int64),
+        level_start=level_start.astype(np.int64),
+        view_hash=view_hash if views else None,
+    )
 
 
 def check_policy(tree: GameTree, policy: np.ndarray) -> np.ndarray:
     """``policy`` as float64 slots; ValueError unless each information set's row is a distribution."""
     policy = np.asarray(policy, dtype=np.float64)
     if policy.shape != (tree.num_slots,):
-        raise ValueError(f"a policy for this tree has {tree.num_slots} slots (one per legal action of each "
-                         f"information set), got shape {policy.shape}")
+        raise ValueError(
+            f"a policy for this tree has {tree.num_slots} slots (one per legal action of each "
+            f"information set), got shape {policy.shape}"
+        )
     if not np.isfinite(policy).all() or (policy < -1e-12).any():
         raise ValueError("policy probabilities must be finite and non-negative")
     sums = np.add.reduceat(policy, tree.info_offset)

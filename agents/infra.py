@@ -10,6 +10,7 @@
 Where a training run writes is ``tiengow.training.runs``; the command-line plumbing (argparse
 types, the error wrapper) is ``tiengow.options``.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -42,15 +43,17 @@ def atomic_write(path: str, write: Callable[[IO[bytes]], None]) -> None:
 
 
 @contextlib.contextmanager
-def worker_pool(workers: int, what: str, initializer: Callable | None = None,
-                initargs: tuple = ()) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
+def worker_pool(
+    workers: int, what: str, initializer: Callable | None = None, initargs: tuple = ()
+) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
     """``workers`` spawned processes. A worker that dies (killed, out of memory) ends the work
     at once with an OSError naming ``what`` (such as "the evaluation"), where a
     ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task. An
     exception in the caller (a second Ctrl-C) kills the workers rather than waiting for their tasks."""
     try:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                                    initializer=initializer, initargs=initargs) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=mp.get_context("spawn"), initializer=initializer, initargs=initargs
+        ) as pool:
             try:
                 yield pool
             except BaseException:
@@ -59,8 +62,7 @@ def worker_pool(workers: int, what: str, initializer: Callable | None = None,
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     except concurrent.futures.process.BrokenProcessPool:
-        raise OSError(f"a worker process of {what} died (killed, or out of memory): no result; "
-                      f"run it again") from None
+        raise OSError(f"a worker process of {what} died (killed, or out of memory): no result; run it again") from None
 
 
 def connect_ray(address: str):
@@ -73,11 +75,17 @@ def connect_ray(address: str):
     if not ray.is_initialized():
         _check_reachable(address)
         try:
-            ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+            ray.init(
+                address=None if address == "local" else address,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         except ConnectionError as err:
-            raise ValueError(f"could not connect to the Ray cluster at {address!r} ({str(err).splitlines()[0]}); "
-                             "start one with `ray start --head`, or use --ray alone for a local instance") from None
+            raise ValueError(
+                f"could not connect to the Ray cluster at {address!r} ({str(err).splitlines()[0]}); "
+                "start one with `ray start --head`, or use --ray alone for a local instance"
+            ) from None
     return ray
 
 
@@ -88,18 +96,23 @@ def _check_reachable(address: str) -> None:
         return  # Ray checks those itself
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit() or not 1 <= int(port[:6]) <= 65535:
-        raise ValueError(f"--ray takes the HOST:PORT of a Ray cluster, as `ray start --head` prints it (such as "
-                         f"10.0.0.5:6379), or nothing for a local instance; got {address[:80]!r}")
+        raise ValueError(
+            f"--ray takes the HOST:PORT of a Ray cluster, as `ray start --head` prints it (such as "
+            f"10.0.0.5:6379), or nothing for a local instance; got {address[:80]!r}"
+        )
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as err:
-        raise ValueError(f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
-                         "`ray start --head` there, or use --ray alone for a local instance") from None
+        raise ValueError(
+            f"no Ray cluster answers at {address} ({err.strerror or err}); start one with "
+            "`ray start --head` there, or use --ray alone for a local instance"
+        ) from None
 
 
 def json_text(data: Any, indent: int | None = None) -> str:
     """``json.dumps(data)`` as standard JSON: every float that is not finite (the interval of a
     single deal is infinite) is written as null, never as Infinity or NaN."""
+
     def finite(value: Any) -> Any:
         if isinstance(value, float):
             return value if math.isfinite(value) else None
@@ -108,6 +121,7 @@ def json_text(data: Any, indent: int | None = None) -> str:
         if isinstance(value, (list, tuple)):
             return [finite(v) for v in value]
         return value
+
     return json.dumps(finite(data), indent=indent, allow_nan=False)
 
 

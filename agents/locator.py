@@ -18,6 +18,7 @@ logits, the uniform deal.
 and the training run's settings) and ``model``, the network's state dict: ``body.{2k}.weight``
 and ``.bias`` for layer k = 0 .. layers (the last gives the logits, row-major as above).
 """
+
 from __future__ import annotations
 
 import functools
@@ -63,21 +64,32 @@ def read_locator(path: str) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]]]:
     config, model = data["config"], data["model"]
     for key in ("hidden", "layers"):
         if type(config.get(key)) is not int or config[key] < 1:
-            raise ValueError(f"{path} is a damaged {KIND}: its config's {key!r} must be a whole number >= 1, "
-                             f"got {config.get(key)!r}")
+            raise ValueError(
+                f"{path} is a damaged {KIND}: its config's {key!r} must be a whole number >= 1, got {config.get(key)!r}"
+            )
     try:
         rules = RuleSet.from_spec(config["rules"])
-        layers = [(model[f"body.{2 * k}.weight"].numpy().astype(np.float64),
-                   model[f"body.{2 * k}.bias"].numpy().astype(np.float64)) for k in range(config["layers"] + 1)]
+        layers = [
+            (
+                model[f"body.{2 * k}.weight"].numpy().astype(np.float64),
+                model[f"body.{2 * k}.bias"].numpy().astype(np.float64),
+            )
+            for k in range(config["layers"] + 1)
+        ]
     except (KeyError, ValueError) as err:
         raise ValueError(f"{path}: the model weights do not fit its config (missing or bad entry: {err})") from None
-    widths = [ObservationLayout(rules.players, rules.hand_size).information_size] \
-        + [config["hidden"]] * config["layers"] + [2 * (rules.players - 1) * NUM_TYPES]
+    widths = (
+        [ObservationLayout(rules.players, rules.hand_size).information_size]
+        + [config["hidden"]] * config["layers"]
+        + [2 * (rules.players - 1) * NUM_TYPES]
+    )
     for k, (weight, bias) in enumerate(layers):
         if weight.shape != (widths[k + 1], widths[k]) or bias.shape != (widths[k + 1],):
-            raise ValueError(f"{path}: layer {k} has weights {tuple(weight.shape)} and bias {tuple(bias.shape)}; its "
-                             f"config ({config['layers']} hidden layers of {config['hidden']}, rules {rules.name}) "
-                             f"needs {(widths[k + 1], widths[k])} and {(widths[k + 1],)}")
+            raise ValueError(
+                f"{path}: layer {k} has weights {tuple(weight.shape)} and bias {tuple(bias.shape)}; its "
+                f"config ({config['layers']} hidden layers of {config['hidden']}, rules {rules.name}) "
+                f"needs {(widths[k + 1], widths[k])} and {(widths[k + 1],)}"
+            )
         if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
             raise ValueError(f"{path} is a damaged {KIND}: layer {k} holds numbers that are not finite")
     return dict(config), layers
@@ -96,10 +108,14 @@ def make_locator(path: str | None, rules: RuleSet) -> Locator:
         raise ValueError(f"{KIND} {path} does not exist; expected a .pt written by tiengow train locator")
     config, layers = _load(os.path.abspath(path), os.path.getmtime(path))
     layout = ObservationLayout(rules.players, rules.hand_size)
-    if layers[0][0].shape[1] != layout.information_size or layers[-1][0].shape[0] != 2 * (rules.players - 1) * \
-            NUM_TYPES:
-        raise ValueError(f"{path} was trained on rules {RuleSet.from_spec(config['rules']).name!r} (information "
-                         f"state {layers[0][0].shape[1]}); these rules ({rules.name}) need {layout.information_size}")
+    if (
+        layers[0][0].shape[1] != layout.information_size
+        or layers[-1][0].shape[0] != 2 * (rules.players - 1) * NUM_TYPES
+    ):
+        raise ValueError(
+            f"{path} was trained on rules {RuleSet.from_spec(config['rules']).name!r} (information "
+            f"state {layers[0][0].shape[1]}); these rules ({rules.name}) need {layout.information_size}"
+        )
     return Locator(layers, rules.players)
 
 

@@ -19,6 +19,7 @@
   one small module away: ``def make(rules, seed): return SpielAgent.from_bot(make_bot, rules,
   seed)`` (``make_bot(game, player, seed)``) or ``SpielAgent.from_policy(policy, rules, seed)``.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,10 @@ def load_game(rules: RuleSet | str = "standard", banker: int = -1) -> TienGowGam
 
 def _check_game(game: object) -> TienGowGame:
     if not isinstance(game, TienGowGame):
-        raise ValueError(f"expected a {GAME_NAME} game (pyspiel.load_game({GAME_NAME!r}, ...) after import "
-                         f"tiengow_env.openspiel), got {str(game)[:60]!r}")
+        raise ValueError(
+            f"expected a {GAME_NAME} game (pyspiel.load_game({GAME_NAME!r}, ...) after import "
+            f"tiengow_env.openspiel), got {str(game)[:60]!r}"
+        )
     return game
 
 
@@ -84,8 +87,10 @@ class AgentBot(pyspiel.Bot):
     def step(self, state: TienGowState) -> int:
         game = state.tiengow_game
         if game is None or game.to_act != self.player:
-            raise ValueError(f"{self.agent.name} plays seat {self.player}, but this state is at "
-                             f"{'the deal' if game is None else f'seat {game.to_act}'}")
+            raise ValueError(
+                f"{self.agent.name} plays seat {self.player}, but this state is at "
+                f"{'the deal' if game is None else f'seat {game.to_act}'}"
+            )
         observation, mask = game.observe()
         return int(self.agent.act(observation, mask, game=game.clone() if self.agent.uses_game else None))
 
@@ -135,15 +140,19 @@ def _exact_play(loaded: dict, game: TienGowGame) -> object:
 
     path = loaded["path"]
     if loaded["kind"] != "tabular":
-        raise ValueError(f"{path} is an abstract (full-game) policy; policy_from_cfr needs a tabular policy of an "
-                         "exact small tree (tiengow train cfr --config configs/cfr_micro.yaml)")
+        raise ValueError(
+            f"{path} is an abstract (full-game) policy; policy_from_cfr needs a tabular policy of an "
+            "exact small tree (tiengow train cfr --config configs/cfr_micro.yaml)"
+        )
     rules = RuleSet.from_spec(loaded["meta"]["rules"])
     setup = game.setup
     if rules.switches() != setup.rules.switches() or setup.banker != loaded["banker"]:
         shown = "the dice" if setup.banker is None else f"seat {setup.banker}"
-        raise ValueError(f"{path} was solved for rules {loaded['meta'].get('rules_name', rules.name)!r} with banker "
-                         f"seat {loaded['banker']}, not rules {setup.rules.name!r} with banker {shown}; load the game "
-                         f"as pyspiel.load_game({GAME_NAME!r}, {{'rules': ..., 'banker': {loaded['banker']}}})")
+        raise ValueError(
+            f"{path} was solved for rules {loaded['meta'].get('rules_name', rules.name)!r} with banker "
+            f"seat {loaded['banker']}, not rules {setup.rules.name!r} with banker {shown}; load the game "
+            f"as pyspiel.load_game({GAME_NAME!r}, {{'rules': ..., 'banker': {loaded['banker']}}})"
+        )
     tree = build_tree(rules, loaded["banker"], views=True)
     return TabularPlay(tree, tabular_policy_for(tree, loaded), path), tree
 
@@ -152,16 +161,19 @@ def _matched_rows(policy: os_policy.TabularPolicy, play: object) -> list[tuple[i
     """(row of ``policy``, first slot, action of each slot) of each information set: the
     OpenSpiel row and the exact tree's set that its seat cannot tell apart (``view_hash``)."""
     from . import _cfr_play_kernels as PK
+
     view = np.zeros(PK.VIEW_LEN, dtype=np.int64)
     rows = []
     for row, state in enumerate(policy.states):
         core = state.tiengow_game
         info = play.index.get(int(PK.view_hash(core.state, play.face_up, core.combos.rules_array, view)))
         offset, size = (play.info_offset[info], play.info_size[info]) if info is not None else (0, 0)
-        actions = play.slot_action[offset:offset + size]
+        actions = play.slot_action[offset : offset + size]
         if info is None or sorted(actions.tolist()) != sorted(state.legal_actions()):
-            raise RuntimeError(f"information set {state.information_state_string()!r} has no set of the exact tree "
-                               "with the same legal actions")  # the two trees disagree: a bug, never a user error
+            raise RuntimeError(
+                f"information set {state.information_state_string()!r} has no set of the exact tree "
+                "with the same legal actions"
+            )  # the two trees disagree: a bug, never a user error
         rows.append((row, int(offset), actions))
     return rows
 
@@ -178,7 +190,7 @@ def policy_from_cfr(path: str, game: TienGowGame) -> os_policy.TabularPolicy:
     policy = os_policy.TabularPolicy(game, states=information_states(game))
     for row, offset, actions in _matched_rows(policy, play):
         policy.action_probability_array[row] = 0.0
-        policy.action_probability_array[row, actions] = slots[offset:offset + len(actions)]
+        policy.action_probability_array[row, actions] = slots[offset : offset + len(actions)]
     return policy
 
 
@@ -187,7 +199,7 @@ def slots_from_policy(policy: os_policy.TabularPolicy, play: object) -> np.ndarr
     as one probability per slot of ``play`` (a ``TabularPlay``), for our exact NashConv."""
     slots = np.zeros(len(play.slot_action))
     for row, offset, actions in _matched_rows(policy, play):
-        slots[offset:offset + len(actions)] = policy.action_probability_array[row, actions]
+        slots[offset : offset + len(actions)] = policy.action_probability_array[row, actions]
     return slots
 
 
@@ -199,16 +211,27 @@ class SpielAgent(Agent):
 
     uses_game = True
 
-    def __init__(self, rules: RuleSet, seed: int, choose: Callable[[TienGowState, np.random.Generator], int],
-                 game: TienGowGame, name: str):
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int,
+        choose: Callable[[TienGowState, np.random.Generator], int],
+        game: TienGowGame,
+        name: str,
+    ):
         super().__init__(rules, seed)
         self.game = game
         self.choose = choose
         self.name = name
 
     @classmethod
-    def from_bot(cls, make_bot: Callable[[TienGowGame, int, int], pyspiel.Bot], rules: RuleSet | str,
-                 seed: int = 0, name: str = "openspiel bot") -> SpielAgent:
+    def from_bot(
+        cls,
+        make_bot: Callable[[TienGowGame, int, int], pyspiel.Bot],
+        rules: RuleSet | str,
+        seed: int = 0,
+        name: str = "openspiel bot",
+    ) -> SpielAgent:
         """``make_bot(game, player, seed)`` builds the OpenSpiel bot of each seat, once."""
         rules = RuleSet.from_spec(rules)
         game = load_game(rules)
@@ -219,11 +242,18 @@ class SpielAgent(Agent):
             if player not in bots:
                 bots[player] = make_bot(game, player, int(rng.integers(2**31)))
             return int(bots[player].step(state))  # a fresh resampled state each decision: no restart_at
+
         return cls(rules, seed, choose, game, name)
 
     @classmethod
-    def from_policy(cls, policy: os_policy.Policy, rules: RuleSet | str, seed: int = 0,
-                    name: str = "openspiel policy", banker: int = -1) -> SpielAgent:
+    def from_policy(
+        cls,
+        policy: os_policy.Policy,
+        rules: RuleSet | str,
+        seed: int = 0,
+        name: str = "openspiel policy",
+        banker: int = -1,
+    ) -> SpielAgent:
         """Samples ``policy.action_probabilities(state)`` at each decision."""
         rules = RuleSet.from_spec(rules)
         game = load_game(rules, banker) if getattr(policy, "game", None) is None else _check_game(policy.game)
@@ -233,6 +263,7 @@ class SpielAgent(Agent):
             actions = list(probabilities)
             weights = np.array([probabilities[a] for a in actions], dtype=np.float64)
             return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
+
         return cls(rules, seed, choose, game, name)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
@@ -255,24 +286,43 @@ def ismcts(rules: RuleSet, seed: int) -> SpielAgent:
 
     def make_bot(game: TienGowGame, player: int, bot_seed: int) -> pyspiel.Bot:
         rng = np.random.RandomState(bot_seed)
-        return os_ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=2.0 * game.max_utility() / 10,
-                                   max_simulations=ISMCTS_SIMULATIONS, random_state=rng)
+        return os_ismcts.ISMCTSBot(
+            game,
+            mcts.RandomRolloutEvaluator(1, rng),
+            uct_c=2.0 * game.max_utility() / 10,
+            max_simulations=ISMCTS_SIMULATIONS,
+            random_state=rng,
+        )
+
     return SpielAgent.from_bot(make_bot, rules, seed, name="openspiel ismcts")
 
 
 def uniform_random(rules: RuleSet, seed: int) -> SpielAgent:
     """OpenSpiel's uniform random bot (pyspiel.make_uniform_random_bot)."""
-    return SpielAgent.from_bot(lambda game, player, s: pyspiel.make_uniform_random_bot(player, s), rules, seed,
-                               name="openspiel uniform random")
+    return SpielAgent.from_bot(
+        lambda game, player, s: pyspiel.make_uniform_random_bot(player, s), rules, seed, name="openspiel uniform random"
+    )
 
 
 def cfr_micro(rules: RuleSet, seed: int) -> SpielAgent:
     """The shipped micro CFR+ policy as an OpenSpiel TabularPolicy (policy_from_cfr), under micro, banker 0."""
     from .cfr import DEFAULT_POLICY
+
     path = os.path.join(os.path.dirname(DEFAULT_POLICY), "cfr_micro.npz")
     policy = policy_from_cfr(path, load_game("micro", 0))
     return SpielAgent.from_policy(policy, rules, seed, name="openspiel cfr_micro")
 
 
-__all__ = ["AgentBot", "bot", "load_game", "information_states", "policy_from_cfr", "SpielAgent", "ismcts",
-           "uniform_random", "cfr_micro", "ISMCTS_SIMULATIONS", "slots_from_policy"]
+__all__ = [
+    "AgentBot",
+    "bot",
+    "load_game",
+    "information_states",
+    "policy_from_cfr",
+    "SpielAgent",
+    "ismcts",
+    "uniform_random",
+    "cfr_micro",
+    "ISMCTS_SIMULATIONS",
+    "slots_from_policy",
+]

@@ -20,6 +20,7 @@ picks one.
 Training checkpoints add the optimiser, RNG, env and pool state; an exported policy has none.
 Only ``read_checkpoint`` imports torch (to read the file): ``import tiengow_env`` never does.
 """
+
 from __future__ import annotations
 
 import functools
@@ -65,8 +66,10 @@ def read_checkpoint(path: str) -> dict:
     for key in ("hidden", "layers"):
         value = data["config"].get(key)
         if type(value) is not int or value < (1 if key == "hidden" else 0):
-            raise ValueError(f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
-                             f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}")
+            raise ValueError(
+                f"{path} is a damaged PPO checkpoint: its config's {key!r} must be a whole number "
+                f"{'>= 1' if key == 'hidden' else '>= 0'}, got {value!r}"
+            )
     return data
 
 
@@ -88,8 +91,10 @@ def read_model_file(path: str, kind: str, reader: str, form: str, version: int) 
             data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for a damaged zip or pickle
         # torch's own text runs to several long sentences about weights_only: one clause is enough
-        raise ValueError(f"{path} is not a readable {kind} (not a PyTorch file of tensors, or "
-                         f"corrupt or truncated: {type(err).__name__})") from None
+        raise ValueError(
+            f"{path} is not a readable {kind} (not a PyTorch file of tensors, or "
+            f"corrupt or truncated: {type(err).__name__})"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != form:
         raise ValueError(f"{path} is not a {kind} (expected format {form!r})")
     if data.get("version") != version:
@@ -99,19 +104,31 @@ def read_model_file(path: str, kind: str, reader: str, form: str, version: int) 
         raise ValueError(f"{path} is a damaged {kind}: it has no {missing[0]!r} dictionary")
     for name, tensor in data["model"].items():
         if not isinstance(name, str):
-            raise ValueError(f"{path} is a damaged {kind}: its model's entries are named by text, got "
-                             f"{type(name).__name__} {name!r:.40}")
-        if not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
-                or tensor.layout != torch.strided or tensor.device.type != "cpu":
-            kind_of = (f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor on {tensor.device.type}"
-                       if isinstance(tensor, torch.Tensor) else type(tensor).__name__)
-            raise ValueError(f"{path} is a damaged {kind}: model entry {name!r} must be a dense float32 "
-                             f"or float64 tensor in memory, got {kind_of}")
+            raise ValueError(
+                f"{path} is a damaged {kind}: its model's entries are named by text, got "
+                f"{type(name).__name__} {name!r:.40}"
+            )
+        if (
+            not isinstance(tensor, torch.Tensor)
+            or tensor.dtype not in (torch.float32, torch.float64)
+            or tensor.layout != torch.strided
+            or tensor.device.type != "cpu"
+        ):
+            kind_of = (
+                f"a{' sparse' * (tensor.layout != torch.strided)} {tensor.dtype} tensor on {tensor.device.type}"
+                if isinstance(tensor, torch.Tensor)
+                else type(tensor).__name__
+            )
+            raise ValueError(
+                f"{path} is a damaged {kind}: model entry {name!r} must be a dense float32 "
+                f"or float64 tensor in memory, got {kind_of}"
+            )
     return data
 
 
-def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]],
-                                                                 tuple[np.ndarray, np.ndarray] | None]:
+def policy_layers(
+    data: dict, path: str = "checkpoint"
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray] | None]:
     """The playing part of a checkpoint's network as numpy arrays: (input scale, [(weight, bias)
     of each hidden layer, then of the policy head], (weight, bias) of the value head or None if
     the file has none). ValueError if the weights do not fit its config (``layers`` hidden layers
@@ -127,19 +144,29 @@ def policy_layers(data: dict, path: str = "checkpoint") -> tuple[np.ndarray, lis
         rules = RuleSet.from_spec(config["rules"])
     except (KeyError, AttributeError, ValueError) as err:
         raise ValueError(f"{path}: the model weights do not fit its config (missing or bad entry: {err})") from None
-    widths = [scale.shape[0] if scale.ndim == 1 else -1] + [config["hidden"]] * (len(names) - 1) \
+    widths = (
+        [scale.shape[0] if scale.ndim == 1 else -1]
+        + [config["hidden"]] * (len(names) - 1)
         + [table_for(rules).num_actions]
+    )
     expected = [(widths[k + 1], widths[k]) for k in range(len(names))]
-    if scale.shape != (ObservationLayout(rules.players, rules.hand_size).size,) \
-            or [w.shape for w, _ in layers] != expected or any(b.shape != (w.shape[0],) for w, b in layers) \
-            or (value is not None and (value[0].shape != (1, widths[-2]) or value[1].shape != (1,))):
+    if (
+        scale.shape != (ObservationLayout(rules.players, rules.hand_size).size,)
+        or [w.shape for w, _ in layers] != expected
+        or any(b.shape != (w.shape[0],) for w, b in layers)
+        or (value is not None and (value[0].shape != (1, widths[-2]) or value[1].shape != (1,)))
+    ):
+
         def shapes(pairs):
             return ", ".join(f"{tuple(w.shape)} + bias {tuple(b.shape)}" for w, b in pairs)
-        raise ValueError(f"{path}: the model weights do not fit its config: input scale {tuple(scale.shape)}, "
-                         f"layers {shapes(layers)}"
-                         + (f", value head {shapes([value])}" if value is not None else "")
-                         + f"; expected input scale ({widths[0]},), layers {expected} (each with its bias), "
-                           f"value head (1, {widths[-2]}) + bias (1,)")
+
+        raise ValueError(
+            f"{path}: the model weights do not fit its config: input scale {tuple(scale.shape)}, "
+            f"layers {shapes(layers)}"
+            + (f", value head {shapes([value])}" if value is not None else "")
+            + f"; expected input scale ({widths[0]},), layers {expected} (each with its bias), "
+            f"value head (1, {widths[-2]}) + bias (1,)"
+        )
     arrays = [scale] + [a for pair in layers + ([value] if value is not None else []) for a in pair]
     if not all(np.all(np.isfinite(a)) for a in arrays):
         raise ValueError(f"{path}: the model weights are not all finite numbers (nan or inf): a damaged checkpoint")
@@ -153,9 +180,16 @@ class PpoAgent(Agent):
     name = "ppo"
     trained_rules: RuleSet | None = None  # the rules the checkpoint was trained on
 
-    def __init__(self, rules: RuleSet, seed: int, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]],
-                 sample: bool = False, value: tuple[np.ndarray, np.ndarray] | None = None,
-                 reward_scale: float = 1.0):
+    def __init__(
+        self,
+        rules: RuleSet,
+        seed: int,
+        scale: np.ndarray,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        sample: bool = False,
+        value: tuple[np.ndarray, np.ndarray] | None = None,
+        reward_scale: float = 1.0,
+    ):
         super().__init__(rules, seed)
         self.scale = scale
         self.layers = layers
@@ -201,8 +235,9 @@ class PpoAgent(Agent):
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: str, mtime: float) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]],
-                                           tuple[np.ndarray, np.ndarray] | None]:
+def _load(
+    path: str, mtime: float
+) -> tuple[dict, np.ndarray, list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray] | None]:
     data = read_checkpoint(path)
     return (dict(data["config"]),) + policy_layers(data, path)
 
@@ -212,19 +247,27 @@ def make_ppo_agent(given: str | None, rules: RuleSet, seed: int = 0, sample: boo
     playing its argmax, or sampling the policy with ``sample``."""
     path = str(DEFAULT_POLICY) if given is None else given
     if not os.path.exists(path):
-        raise ValueError(f"PPO checkpoint {path} does not exist; expected a .pt written by tiengow train ppo"
-                         + ("" if given else " (the shipped model is missing: reinstall, or give ppo:PATH)"))
+        raise ValueError(
+            f"PPO checkpoint {path} does not exist; expected a .pt written by tiengow train ppo"
+            + ("" if given else " (the shipped model is missing: reinstall, or give ppo:PATH)")
+        )
     config, scale, layers, value = _load(os.path.abspath(path), os.path.getmtime(path))
     rules = RuleSet.from_spec(rules)
     trained = RuleSet.from_spec(config["rules"])
     layout = ObservationLayout(rules.players, rules.hand_size)
     if layers[0][0].shape[1] != layout.size or layers[-1][0].shape[0] != table_for(rules).num_actions:
-        raise ValueError(f"{path} was trained on rules {trained.name!r} (observation {layers[0][0].shape[1]}, "
-                         f"{layers[-1][0].shape[0]} actions); these rules ({rules.name}) need observation "
-                         f"{layout.size} and {table_for(rules).num_actions} actions")
+        raise ValueError(
+            f"{path} was trained on rules {trained.name!r} (observation {layers[0][0].shape[1]}, "
+            f"{layers[-1][0].shape[0]} actions); these rules ({rules.name}) need observation "
+            f"{layout.size} and {table_for(rules).num_actions} actions"
+        )
     reward_scale = config.get("reward_scale", 1.0)
-    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not reward_scale > 0 \
-            or not np.isfinite(reward_scale):
+    if (
+        isinstance(reward_scale, bool)
+        or not isinstance(reward_scale, (int, float))
+        or not reward_scale > 0
+        or not np.isfinite(reward_scale)
+    ):
         raise ValueError(f"{path}: the config's reward_scale must be a positive number, got {reward_scale!r}")
     agent = PpoAgent(rules, seed, scale, layers, sample=sample, value=value, reward_scale=float(reward_scale))
     agent.trained_rules = trained  # the play UI warns when the table's rules differ
@@ -242,9 +285,24 @@ class PpoConfig:
     """sample the policy rather than play its most likely action"""
 
 
-PPO = Bot("learned", "a PPO network: the shipped model or the checkpoint PATH (argmax, or sample=1)", PpoConfig,
-          lambda config, rules, seed: make_ppo_agent(config.path, rules, seed, config.sample))
+PPO = Bot(
+    "learned",
+    "a PPO network: the shipped model or the checkpoint PATH (argmax, or sample=1)",
+    PpoConfig,
+    lambda config, rules, seed: make_ppo_agent(config.path, rules, seed, config.sample),
+)
 
 
-__all__ = ["PpoAgent", "PpoConfig", "PPO", "make_ppo_agent", "read_checkpoint", "read_model_file", "policy_layers",
-           "input_scale", "DEFAULT_POLICY", "FORMAT", "VERSION"]
+__all__ = [
+    "PpoAgent",
+    "PpoConfig",
+    "PPO",
+    "make_ppo_agent",
+    "read_checkpoint",
+    "read_model_file",
+    "policy_layers",
+    "input_scale",
+    "DEFAULT_POLICY",
+    "FORMAT",
+    "VERSION",
+]

@@ -25,6 +25,7 @@ config; ``agents/spec.py`` parses the specs):
 
 With one legal action no bot searches. Every bot reads only what the acting seat may know.
 """
+
 from __future__ import annotations
 
 import copy
@@ -100,8 +101,9 @@ class Evaluator(Protocol):
 
     budget: dict[str, int]
 
-    def evaluate(self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None,
-                 bonus: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    def evaluate(
+        self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None, bonus: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 @dataclass
@@ -119,10 +121,20 @@ class Rollouts:
     def budget(self) -> dict[str, int]:
         return {"samples": self.samples}
 
-    def evaluate(self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None,
-                 bonus: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        actions, chips, best = pimc_details(game, self.samples, seed, self.epsilon, self.halving, self.paired,
-                                            bonus=bonus, worlds=worlds, workspace=workspace)
+    def evaluate(
+        self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None, bonus: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        actions, chips, best = pimc_details(
+            game,
+            self.samples,
+            seed,
+            self.epsilon,
+            self.halving,
+            self.paired,
+            bonus=bonus,
+            worlds=worlds,
+            workspace=workspace,
+        )
         scores = np.zeros(len(actions))
         scores[best] = 1.0
         return actions, scores, chips
@@ -141,10 +153,12 @@ class Ismcts:
     def budget(self) -> dict[str, int]:
         return {"iterations": self.iterations}
 
-    def evaluate(self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None,
-                 bonus: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return ismcts_values(game, self.iterations, self.exploration, seed=seed, epsilon=self.epsilon,
-                             workspace=workspace)
+    def evaluate(
+        self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None, bonus: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return ismcts_values(
+            game, self.iterations, self.exploration, seed=seed, epsilon=self.epsilon, workspace=workspace
+        )
 
 
 @dataclass
@@ -170,8 +184,9 @@ class SearchAgent(Agent):
 
     uses_game = True
 
-    def __init__(self, rules: RuleSet, seed: int, sampler: WorldSampler, evaluator: Evaluator,
-                 prior: PolicyPrior | None = None):
+    def __init__(
+        self, rules: RuleSet, seed: int, sampler: WorldSampler, evaluator: Evaluator, prior: PolicyPrior | None = None
+    ):
         super().__init__(rules, seed)
         if isinstance(evaluator, Ismcts) and (prior is not None or not isinstance(sampler, UniformWorlds)):
             raise ValueError("ISMCTS deals its own uniform worlds and takes no prior")
@@ -229,8 +244,9 @@ class PimcConfig:
 
 def make_pimc(config: PimcConfig, rules: RuleSet, seed: int) -> SearchAgent:
     """``pimc``: uniform worlds, epsilon-greedy rollouts."""
-    return SearchAgent(rules, seed, UniformWorlds(),
-                       Rollouts(config.samples, config.epsilon, config.halving, config.paired))
+    return SearchAgent(
+        rules, seed, UniformWorlds(), Rollouts(config.samples, config.epsilon, config.halving, config.paired)
+    )
 
 
 @dataclass(frozen=True)
@@ -295,8 +311,9 @@ class ChampionConfig:
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
 
 
-def make_champion(config: ChampionConfig, rules: RuleSet, seed: int,
-                  sampler: WorldSampler | None = None) -> SearchAgent:
+def make_champion(
+    config: ChampionConfig, rules: RuleSet, seed: int, sampler: WorldSampler | None = None
+) -> SearchAgent:
     """``champion`` (``ChampionConfig``); ``sampler`` replaces its worlds (a measuring stick
     such as ``benchmarks/oracle.py``'s true deal)."""
     try:
@@ -311,19 +328,49 @@ def make_champion(config: ChampionConfig, rules: RuleSet, seed: int,
         except ValueError as err:
             raise ValueError(f"champion: locator={config.locator}: {err}" if config.locator else str(err)) from None
         sampler = LocatorWorlds(locator, config.locate, config.particles)
-    return SearchAgent(rules, seed, sampler or UniformWorlds(),
-                       Rollouts(config.samples, config.epsilon, halving=True, paired=True),
-                       PolicyPrior(policy, config.weight))
+    return SearchAgent(
+        rules,
+        seed,
+        sampler or UniformWorlds(),
+        Rollouts(config.samples, config.epsilon, halving=True, paired=True),
+        PolicyPrior(policy, config.weight),
+    )
 
 
-PIMC = Bot("search", "determinized search: every action played out in the same uniform worlds", PimcConfig,
-           make_pimc)
+PIMC = Bot("search", "determinized search: every action played out in the same uniform worlds", PimcConfig, make_pimc)
 ISMCTS = Bot("search", "information-set MCTS with epsilon-greedy rollouts", IsmctsConfig, make_ismcts)
-SEARCH = Bot("search", "the strongest search-only bot, <= 20 ms a decision (pimc:1000:epsilon=0.5:halving=1)",
-             SearchConfig, make_search)
-CHAMPION = Bot("learned", "the strongest bot shipped: search's rollouts guided by the ppo policy, in worlds drawn "
-                          "by the tile locator", ChampionConfig, make_champion)
+SEARCH = Bot(
+    "search",
+    "the strongest search-only bot, <= 20 ms a decision (pimc:1000:epsilon=0.5:halving=1)",
+    SearchConfig,
+    make_search,
+)
+CHAMPION = Bot(
+    "learned",
+    "the strongest bot shipped: search's rollouts guided by the ppo policy, in worlds drawn by the tile locator",
+    ChampionConfig,
+    make_champion,
+)
 
-__all__ = ["PIMC", "ISMCTS", "SEARCH", "CHAMPION", "SearchAgent", "WorldSampler", "UniformWorlds", "LocatorWorlds",
-           "Evaluator", "Rollouts", "Ismcts", "PolicyPrior", "PimcConfig", "IsmctsConfig", "SearchConfig",
-           "ChampionConfig", "make_pimc", "make_ismcts", "make_search", "make_champion"]
+__all__ = [
+    "PIMC",
+    "ISMCTS",
+    "SEARCH",
+    "CHAMPION",
+    "SearchAgent",
+    "WorldSampler",
+    "UniformWorlds",
+    "LocatorWorlds",
+    "Evaluator",
+    "Rollouts",
+    "Ismcts",
+    "PolicyPrior",
+    "PimcConfig",
+    "IsmctsConfig",
+    "SearchConfig",
+    "ChampionConfig",
+    "make_pimc",
+    "make_ismcts",
+    "make_search",
+    "make_champion",
+]

@@ -15,6 +15,7 @@ value fills with ``POSITIONAL`` (``samples`` in ``pimc:64``, ``path`` in ``cfr:P
 ``dataclasses.replace``: every key at most once, values checked against their type and
 range, misspelt keys answered with the closest key. Booleans are written 0 or 1.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,9 +56,13 @@ def field_docs(config: type) -> dict[str, str]:
     body = tree.body[0].body
     docs = {}
     for statement, following in zip(body, body[1:]):
-        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
-                and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant) \
-                and isinstance(following.value.value, str):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
             docs[statement.target.id] = " ".join(following.value.value.split())
     return docs
 
@@ -88,10 +93,18 @@ def option_rows(config: type | None) -> list[dict[str, Any]]:
     if config is None:
         return []
     kinds, docs = _types(config), field_docs(config)
-    return [{"key": f.name, "type": _type_name(kinds[f.name], f), "default": f.default,
-             "range": list(f.metadata["range"]) if "range" in f.metadata else ([0, 1] if kinds[f.name] is bool
-                                                                              else None),
-             "doc": docs.get(f.name, "")} for f in dataclasses.fields(config)]
+    return [
+        {
+            "key": f.name,
+            "type": _type_name(kinds[f.name], f),
+            "default": f.default,
+            "range": list(f.metadata["range"])
+            if "range" in f.metadata
+            else ([0, 1] if kinds[f.name] is bool else None),
+            "doc": docs.get(f.name, ""),
+        }
+        for f in dataclasses.fields(config)
+    ]
 
 
 def usage(name: str, config: type | None) -> str:
@@ -111,8 +124,10 @@ def _value(spec: str, key: str, text: str, kind: type, field: dataclasses.Field)
         return text == "1"
     if kind is str:
         if allowed is not None and text not in allowed:
-            raise ValueError(f"agent {spec!r}: {key} is one of {', '.join(allowed)}, got {key}={text[:40]}"
-                             + suggest(text, list(allowed)))
+            raise ValueError(
+                f"agent {spec!r}: {key} is one of {', '.join(allowed)}, got {key}={text[:40]}"
+                + suggest(text, list(allowed))
+            )
         return text
     low, high = allowed if allowed is not None else (0, MAX_NUMBER)
     whole = kind is int
@@ -157,10 +172,14 @@ def parse_spec(name: str, argument: str | None, config: type | None) -> Any:
         key, eq, text = part.partition("=")
         if key not in fields:
             if not eq:
-                raise ValueError(f"agent {spec!r}: {part[:40]!r} is not KEY=VALUE; {name} is written "
-                                 f"{usage(name, config)}, keys {', '.join(fields)}")
-            raise ValueError(f"agent {spec!r}: unknown option {key[:40]!r}{suggest(key, list(fields))}; "
-                             f"{name} takes {', '.join(fields)}")
+                raise ValueError(
+                    f"agent {spec!r}: {part[:40]!r} is not KEY=VALUE; {name} is written "
+                    f"{usage(name, config)}, keys {', '.join(fields)}"
+                )
+            raise ValueError(
+                f"agent {spec!r}: unknown option {key[:40]!r}{suggest(key, list(fields))}; "
+                f"{name} takes {', '.join(fields)}"
+            )
         if not eq or not text:
             raise ValueError(f"agent {spec!r}: {key} needs a value, as in {key}=VALUE")
         if key in values:
@@ -175,9 +194,20 @@ def config_text(config: Any) -> list[str]:
         return []
     docs = field_docs(type(config))
     width = max((len(f.name) for f in dataclasses.fields(config)), default=0)
-    return [f"{f.name:<{width}} = {getattr(config, f.name)!s:<12} {docs.get(f.name, '')}"
-            for f in dataclasses.fields(config)]
+    return [
+        f"{f.name:<{width}} = {getattr(config, f.name)!s:<12} {docs.get(f.name, '')}"
+        for f in dataclasses.fields(config)
+    ]
 
 
-__all__ = ["ranged", "choice", "suggest", "parse_spec", "option_rows", "usage", "field_docs", "config_text",
-           "MAX_NUMBER"]
+__all__ = [
+    "ranged",
+    "choice",
+    "suggest",
+    "parse_spec",
+    "option_rows",
+    "usage",
+    "field_docs",
+    "config_text",
+    "MAX_NUMBER",
+]

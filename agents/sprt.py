@@ -23,6 +23,7 @@ typically about half of that.
 Pure functions over arrays: ``llr`` is vectorised, ``Sprt`` feeds scores in deal order and says
 at which deal it stopped, ``simulate`` runs many tests at once on synthetic scores.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,9 @@ class Hypotheses:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"sprt: {name} must be a finite number, got {value!r}")
         if not self.d0 < self.d1:
-            raise ValueError(f"sprt: D0 must be below D1 (H0: mean <= D0, H1: mean >= D1), got D0={self.d0}, "
-                             f"D1={self.d1}")
+            raise ValueError(
+                f"sprt: D0 must be below D1 (H0: mean <= D0, H1: mean >= D1), got D0={self.d0}, D1={self.d1}"
+            )
         for name in ("alpha", "beta"):
             if not 0 < getattr(self, name) < 0.5:
                 raise ValueError(f"sprt: {name} is an error rate above 0 and below 0.5, got {getattr(self, name)}")
@@ -75,13 +77,16 @@ def parse_hypotheses(text: str, alpha: float = 0.05, beta: float = 0.05) -> Hypo
     except ValueError:
         d0 = d1 = None
     if d0 is None:
-        raise ValueError(f"--sprt takes D0,D1, two numbers of chips per hand such as 0,0.5 (H0: mean <= D0, "
-                         f"H1: mean >= D1), got {str(text)[:40]!r}")
+        raise ValueError(
+            f"--sprt takes D0,D1, two numbers of chips per hand such as 0,0.5 (H0: mean <= D0, "
+            f"H1: mean >= D1), got {str(text)[:40]!r}"
+        )
     return Hypotheses(d0, d1, alpha, beta)
 
 
-def llr(deals: np.ndarray | int, total: np.ndarray | float, total_sq: np.ndarray | float,
-        hypotheses: Hypotheses) -> np.ndarray:
+def llr(
+    deals: np.ndarray | int, total: np.ndarray | float, total_sq: np.ndarray | float, hypotheses: Hypotheses
+) -> np.ndarray:
     """The GSPRT log-likelihood ratio (module doc) from the number of deals and the sum and sum
     of squares of their scores (arrays broadcast). A zero variance gives +-inf (or 0 exactly
     between the hypotheses): the evidence is as strong as it gets."""
@@ -160,13 +165,27 @@ class Sprt:
         variance = (self.total_sq - self.total**2 / n) / (n - 1) if n > 1 else float("nan")
         sd = math.sqrt(max(variance, 0.0))
         h = self.hypotheses
-        return SprtResult(d0=float(h.d0), d1=float(h.d1), alpha=float(h.alpha), beta=float(h.beta),
-                          verdict=self.verdict, deals=n, llr=self.llr, bounds=list(h.bounds),
-                          fixed_deals=fixed_deals(sd, h) if math.isfinite(sd) else None)
+        return SprtResult(
+            d0=float(h.d0),
+            d1=float(h.d1),
+            alpha=float(h.alpha),
+            beta=float(h.beta),
+            verdict=self.verdict,
+            deals=n,
+            llr=self.llr,
+            bounds=list(h.bounds),
+            fixed_deals=fixed_deals(sd, h) if math.isfinite(sd) else None,
+        )
 
 
-def simulate(draw: Callable[[np.random.Generator, tuple[int, int]], np.ndarray], hypotheses: Hypotheses,
-             trials: int, max_deals: int, seed: int = 0, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    draw: Callable[[np.random.Generator, tuple[int, int]], np.ndarray],
+    hypotheses: Hypotheses,
+    trials: int,
+    max_deals: int,
+    seed: int = 0,
+    block: int = 256,
+) -> tuple[np.ndarray, np.ndarray]:
     """``trials`` sequential tests at once on scores ``draw(rng, (trials, block))`` (per deal,
     in blocks of deals), looking after every deal as ``Sprt`` does: (verdict per trial, 0 for
     H0, 1 for H1, -1 undecided; deals each used)."""

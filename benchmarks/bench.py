@@ -7,6 +7,7 @@ figures as ``PATH.json`` and the table as ``PATH.md``: ``runs/bench/DATE-TIME/be
 default, and the committed ``benchmarks/results/latest`` (the table the README shows) only
 when asked, with ``--save benchmarks/results/latest``.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ from .peers import _rate
 def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
     """AEC loop with random legal actions: ``env()`` (PettingZoo's protections, built in) or ``raw_env``."""
     from tiengow_env import tiengow_v0
+
     env = tiengow_v0.raw_env() if raw else tiengow_v0.env()
     env.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -38,6 +40,7 @@ def aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
             if not env.agents:
                 env.reset()
         return 1000
+
     return _rate(some_steps, seconds, repeats)
 
 
@@ -46,6 +49,7 @@ def gym_steps_per_s(seconds: float, repeats: int) -> float:
     import gymnasium as gym
 
     import tiengow_env  # noqa: F401  (registers TienGow-v0)
+
     env = gym.make("TienGow-v0")
     rng = np.random.default_rng(0)
     _, info = env.reset(seed=0)
@@ -59,12 +63,14 @@ def gym_steps_per_s(seconds: float, repeats: int) -> float:
             if terminated or truncated:
                 _, state["info"] = env.reset()
         return 1000
+
     return _rate(some_steps, seconds, repeats)
 
 
 def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
     """Env steps per second (num_envs per call), random legal actions drawn in compiled code."""
     from tiengow_env import VectorEnv
+
     env = VectorEnv(num_envs, seed=0)
     actions = np.zeros(num_envs, dtype=np.int64)
 
@@ -72,11 +78,13 @@ def vector_steps_per_s(num_envs: int, seconds: float, repeats: int) -> float:
         env.random_actions(actions)
         env.step(actions)
         return num_envs
+
     return _rate(one_call, seconds, repeats)
 
 
 def memory_bytes() -> dict[str, float]:
     from tiengow_env import VectorEnv
+
     env = VectorEnv(1024, seed=0)
     per_env = sum(v.nbytes for v in vars(env).values() if isinstance(v, np.ndarray) and v.shape[:1] == (1024,))
     return {"bytes_per_game_state": env.states[0].nbytes, "bytes_per_vector_slot": per_env / 1024}
@@ -90,13 +98,17 @@ def jobs(quick: bool = False, with_peers: bool = False) -> list[tuple[str, Calla
     return [
         ("core_hands_per_s", lambda: core.core_hands_per_s("standard", hands, repeats)),
         ("core_hands_per_s_all_cores", lambda: core.core_hands_per_s_all_cores("standard", hands, 3)),
-        ("game_api", lambda: dict(zip(("figures", "peers", "peers_skipped"),
-                                      game_api.measure(seconds, repeats, with_peers)))),
+        (
+            "game_api",
+            lambda: dict(zip(("figures", "peers", "peers_skipped"), game_api.measure(seconds, repeats, with_peers))),
+        ),
         ("aec_steps_per_s", lambda: aec_steps_per_s(seconds, repeats)),
         ("aec_raw_steps_per_s", lambda: aec_steps_per_s(seconds, repeats, raw=True)),
         ("gym_steps_per_s", lambda: gym_steps_per_s(seconds, repeats)),
-        *[(f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats))
-          for n in (1, 64, 1024, 4096)],
+        *[
+            (f"vector_steps_per_s_{n}", lambda n=n: vector_steps_per_s(n, seconds, repeats))
+            for n in (1, 64, 1024, 4096)
+        ],
         ("replay_records_per_s", lambda: core.replay_records_per_s(repeats=repeats)),
         ("compile_and_import", core.compile_and_import_s),
         ("memory", memory_bytes),
@@ -111,8 +123,9 @@ def check_only(only: str | None) -> None:
         raise ValueError(f"--only {only!r} matches no measurement; names are: {', '.join(names)}")
 
 
-def measure(quick: bool = False, with_peers: bool = False, only: str | None = None,
-            log: Callable[[str], None] = print) -> dict:
+def measure(
+    quick: bool = False, with_peers: bool = False, only: str | None = None, log: Callable[[str], None] = print
+) -> dict:
     """Run the measurements (those whose name contains ``only``), then the peers if asked."""
     check_only(only)
     seconds, repeats = (0.5, 3) if quick else (2.0, 5)
@@ -136,8 +149,12 @@ def measure(quick: bool = False, with_peers: bool = False, only: str | None = No
         figures["peers"], figures["peers_skipped"] = {**more, **theirs}, {**more_skipped, **skipped}
         figures["ratios"] = ratios(figures)
     figures["machine"] = core.machine()
-    figures["command"] = "tiengow bench" + (" --quick" if quick else "") + (" --peers" if with_peers else "") + (
-        f" --only {only}" if only else "")
+    figures["command"] = (
+        "tiengow bench"
+        + (" --quick" if quick else "")
+        + (" --peers" if with_peers else "")
+        + (f" --only {only}" if only else "")
+    )
     return figures
 
 
@@ -147,21 +164,33 @@ RATIOS = {  # name: (our figure, their figure, target)
     "aec_vs_pettingzoo_leduc_aec": ("aec_steps_per_s", "pettingzoo_leduc_aec_steps_per_s", 4),
     "aec_raw_vs_pettingzoo_leduc_raw": ("aec_raw_steps_per_s", "pettingzoo_leduc_raw_steps_per_s", 4),
     "game_api_vs_openspiel_oh_hell_python_loop": ("game_api_steps_per_s", "openspiel_oh_hell_python_steps_per_s", 2),
-    "game_api_vs_openspiel_oh_hell_python_decisions": ("game_api_decision_steps_per_s",
-                                                       "openspiel_oh_hell_python_decision_steps_per_s", None),
-    "game_api_clone_vs_openspiel_oh_hell_python_clone": ("game_api_clone_per_s",
-                                                         "openspiel_oh_hell_python_clone_per_s", None),
+    "game_api_vs_openspiel_oh_hell_python_decisions": (
+        "game_api_decision_steps_per_s",
+        "openspiel_oh_hell_python_decision_steps_per_s",
+        None,
+    ),
+    "game_api_clone_vs_openspiel_oh_hell_python_clone": (
+        "game_api_clone_per_s",
+        "openspiel_oh_hell_python_clone_per_s",
+        None,
+    ),
     "core_vs_rlcard_doudizhu": ("core_hands_per_s", "rlcard_doudizhu_games_per_s", None),
     "vector_4096_vs_aec": ("vector_steps_per_s_4096", "aec_steps_per_s", 30),
-    "python_tiengow_vs_python_block_dominoes": ("openspiel_python_tiengow_steps_per_s",
-                                                "openspiel_python_block_dominoes_steps_per_s", None),
+    "python_tiengow_vs_python_block_dominoes": (
+        "openspiel_python_tiengow_steps_per_s",
+        "openspiel_python_block_dominoes_steps_per_s",
+        None,
+    ),
 }
 
 
 def ratios(figures: dict) -> dict[str, float]:
     mine = dict(figures, **figures.get("peers", {}))
-    return {name: mine[ours] / mine[theirs] for name, (ours, theirs, _) in RATIOS.items()
-            if mine.get(ours) and mine.get(theirs)}
+    return {
+        name: mine[ours] / mine[theirs]
+        for name, (ours, theirs, _) in RATIOS.items()
+        if mine.get(ours) and mine.get(theirs)
+    }
 
 
 def table(figures: dict) -> str:

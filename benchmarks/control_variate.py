@@ -14,6 +14,7 @@ to the other, both ways, so that the fit does not flatter it):
 
     python -m tiengow.benchmarks.control_variate --out benchmarks/results/experiments/control_variate.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,15 +68,28 @@ def main() -> None:
         scores = played[:, :, 0].mean(axis=1)
         control = deal_values(value_net, args.seed, range(deals), rules) - mean_value
         ratio, correlation = variance_ratio(scores, control)
-        rows.append({"candidate": candidate, "opponent": opponent, "deals": deals, "variance_ratio": ratio,
-                     "correlation": correlation, "per_deal_sd": float(scores.std(ddof=1))})
+        rows.append(
+            {
+                "candidate": candidate,
+                "opponent": opponent,
+                "deals": deals,
+                "variance_ratio": ratio,
+                "correlation": correlation,
+                "per_deal_sd": float(scores.std(ddof=1)),
+            }
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    record = {"kind": "experiment", "name": "control_variate",
-              "command": "python -m tiengow.benchmarks.control_variate " + shlex.join(sys.argv[1:]),
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "method": "AIVAT's deal term: mean over seats of the shipped ppo value head at each seat's first "
-                        "observation, minus its mean over 4,000 other deals; coefficient cross-fitted on halves",
-              "threshold": 1.5, "kept": all(row["variance_ratio"] >= 1.5 for row in rows), "matches": rows}
+    record = {
+        "kind": "experiment",
+        "name": "control_variate",
+        "command": "python -m tiengow.benchmarks.control_variate " + shlex.join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "method": "AIVAT's deal term: mean over seats of the shipped ppo value head at each seat's first "
+        "observation, minus its mean over 4,000 other deals; coefficient cross-fitted on halves",
+        "threshold": 1.5,
+        "kept": all(row["variance_ratio"] >= 1.5 for row in rows),
+        "matches": rows,
+    }
     atomic_write(args.out, lambda f: f.write((json.dumps(record, indent=1) + "\n").encode()))
 
 

@@ -6,6 +6,7 @@ Every figure is measured after a warm-up, as the median of R runs. Playouts run 
 inside compiled code (``_kernels.random_hands``): deal, dice, uniformly random legal actions
 until the hand ends, settlement. "All cores" runs one such process per core at once.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ def _playouts(rules: str, hands: int, seed: int) -> float:
     from tiengow_env import _kernels as K
     from tiengow_env.combos import table_for
     from tiengow_env.rules import RuleSet
+
     table = table_for(RuleSet.from_spec(rules))
     net = np.zeros((hands, table.rules.players), dtype=np.int64)
     K.random_hands(hands, seed + 1, table.table, table.rules_array, net)
@@ -57,8 +59,10 @@ def core_hands_per_s_all_cores(rules: str = "standard", hands: int = 200_000, re
         list(pool.map(_worker, [(rules, 1000, s) for s in range(cores)]))  # compile/load in each worker
         # Each worker times its own timed run (its untimed warm-up run is left out); they run
         # together, so the slowest one bounds the rate of the whole machine.
-        rates = [cores * hands / max(pool.map(_worker, [(rules, hands, 100 * r + s) for s in range(cores)]))
-                 for r in range(repeats)]
+        rates = [
+            cores * hands / max(pool.map(_worker, [(rules, hands, 100 * r + s) for s in range(cores)]))
+            for r in range(repeats)
+        ]
     return statistics.median(rates)
 
 
@@ -67,6 +71,7 @@ def replay_records_per_s(path: Path = RECORDS, repeats: int = 5) -> float | None
     if not path.exists():
         return None
     from tiengow_env.game import RecordError, replay
+
     records = [json.loads(line)["record"] for line in path.read_text().splitlines() if line.strip()]
 
     def once() -> float:
@@ -82,9 +87,11 @@ def replay_records_per_s(path: Path = RECORDS, repeats: int = 5) -> float | None
     return statistics.median(len(records) / once() for _ in range(repeats))
 
 
-_FIRST_HAND = ("import time; t = time.perf_counter(); import tiengow_env; from tiengow_env.game import Game; "
-               "g = Game(seed=1)\nwhile not g.is_over: g.step(g.legal_actions()[0])\n"
-               "print(time.perf_counter() - t)")
+_FIRST_HAND = (
+    "import time; t = time.perf_counter(); import tiengow_env; from tiengow_env.game import Game; "
+    "g = Game(seed=1)\nwhile not g.is_over: g.step(g.legal_actions()[0])\n"
+    "print(time.perf_counter() - t)"
+)
 _IMPORT = "import time; t = time.perf_counter(); import tiengow_env; print(time.perf_counter() - t)"
 
 
@@ -105,15 +112,22 @@ def compile_and_import_s() -> dict[str, float]:
 
 
 def machine() -> dict:
-    return {"python": platform.python_version(), "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "numba": __import__("numba").__version__, "numpy": np.__version__}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "numba": __import__("numba").__version__,
+        "numpy": np.__version__,
+    }
 
 
 def run(hands: int = 200_000, repeats: int = 5) -> dict:
-    figures = {"core_hands_per_s": core_hands_per_s("standard", hands, repeats),
-               "core_hands_per_s_all_cores": core_hands_per_s_all_cores("standard", hands, max(3, repeats // 2)),
-               "replay_records_per_s": replay_records_per_s()}
+    figures = {
+        "core_hands_per_s": core_hands_per_s("standard", hands, repeats),
+        "core_hands_per_s_all_cores": core_hands_per_s_all_cores("standard", hands, max(3, repeats // 2)),
+        "replay_records_per_s": replay_records_per_s(),
+    }
     for preset in ("micro", "three_player", "seed001"):
         figures[f"core_hands_per_s_{preset}"] = core_hands_per_s(preset, hands // 4, 3)
     figures.update(compile_and_import_s())

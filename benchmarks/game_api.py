@@ -16,6 +16,7 @@ Clones a second copy one of 64 positions taken from random hands at every stage 
 ``repeats`` times, and each figure is the median of its turns: a change of load on a shared
 machine then falls on both.
 """
+
 from __future__ import annotations
 
 import random
@@ -44,6 +45,7 @@ def game_api_hand(seed: int = 0) -> Turn:
             game.step(rng.choice(game.legal_actions()))
             steps += 1
         return 1, steps, time.perf_counter() - start
+
     return hand
 
 
@@ -51,6 +53,7 @@ def openspiel_hand(name: str, params: dict, seed: int = 0) -> Turn:
     """One random game of OpenSpiel's ``name`` per call, chance nodes sampled as OpenSpiel's own
     examples do (by their outcome probabilities)."""
     import pyspiel
+
     game = pyspiel.load_game(name, params)
     rng = random.Random(seed)
 
@@ -68,6 +71,7 @@ def openspiel_hand(name: str, params: dict, seed: int = 0) -> Turn:
                 steps += 1
             spent += time.perf_counter() - start
         return 1, steps, spent
+
     return hand
 
 
@@ -87,6 +91,7 @@ def game_api_positions(count: int = POSITIONS, seed: int = 0) -> list[Game]:
 def openspiel_positions(name: str, params: dict, count: int = POSITIONS, seed: int = 0) -> list:
     """``count`` OpenSpiel states at decisions of random games (after the deal)."""
     import pyspiel
+
     game = pyspiel.load_game(name, params)
     rng = random.Random(seed)
     out: list = []
@@ -105,19 +110,22 @@ def openspiel_positions(name: str, params: dict, count: int = POSITIONS, seed: i
 
 def clones(positions: list) -> Turn:
     """Clones of the positions, all of them per call (the clone method of a Game or a State)."""
+
     def run() -> tuple[int, int, float]:
         start = time.perf_counter()
         for position in positions:
             position.clone()
         return 0, len(positions), time.perf_counter() - start
+
     return run
 
 
 def take_turns(turns: dict[str, Turn], seconds: float, repeats: int) -> dict[str, dict[str, float]]:
     """Per name: median ``hands_per_s``, ``steps_per_s`` and ``decision_steps_per_s`` over
     ``repeats`` turns of ``seconds`` each, the names taking turns (after one warm-up turn each)."""
-    rates: dict[str, dict[str, list[float]]] = {name: {"hands_per_s": [], "steps_per_s": [],
-                                                       "decision_steps_per_s": []} for name in turns}
+    rates: dict[str, dict[str, list[float]]] = {
+        name: {"hands_per_s": [], "steps_per_s": [], "decision_steps_per_s": []} for name in turns
+    }
     for repeat in range(repeats + 1):
         for name, turn in turns.items():
             hands = steps = 0
@@ -133,8 +141,9 @@ def take_turns(turns: dict[str, Turn], seconds: float, repeats: int) -> dict[str
     return {name: {key: statistics.median(values) for key, values in by.items()} for name, by in rates.items()}
 
 
-def measure(seconds: float, repeats: int, with_peers: bool) -> tuple[dict[str, float], dict[str, float],
-                                                                    dict[str, str]]:
+def measure(
+    seconds: float, repeats: int, with_peers: bool
+) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
     """(our figures, OpenSpiel's figures, OpenSpiel's figures skipped with the reason)."""
     ours: dict[str, float] = {}
     theirs: dict[str, float] = {}
@@ -148,10 +157,12 @@ def measure(seconds: float, repeats: int, with_peers: bool) -> tuple[dict[str, f
             copies["openspiel_oh_hell_python"] = clones(openspiel_positions(*OH_HELL))
         except ImportError:
             from tiengow.agents.infra import install_hint
+
             for game, _ in (OH_HELL, HEARTS):
                 for kind in ("games", "steps", "decision_steps"):
-                    skipped[f"openspiel_{game}_python_{kind}_per_s"] = f"open_spiel is not installed " \
-                                                                       f"({install_hint('peers')})"
+                    skipped[f"openspiel_{game}_python_{kind}_per_s"] = (
+                        f"open_spiel is not installed ({install_hint('peers')})"
+                    )
             skipped["openspiel_oh_hell_python_clone_per_s"] = skipped["openspiel_oh_hell_python_steps_per_s"]
             loops = {"game_api": loops["game_api"]}
             copies = {"game_api": copies["game_api"]}

@@ -10,6 +10,7 @@ NashConv is also measured by OpenSpiel itself (``exploitability.nash_conv``) as 
 that mapping (the default test suite checks the two on the shipped policy, to 1e-6). The
 record is rewritten after every point, so a run stopped by ``--minutes`` keeps what it measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,15 @@ def run(iterations: list[int], minutes: float, out: str, command: str) -> dict:
 
     tree = build_tree("micro", 0, views=True)
     play = TabularPlay(tree, tree.uniform_policy(), "micro")
-    record = {"command": command, "game": "python_tiengow(rules=micro, banker=0)", "infosets": tree.num_infosets,
-              "ours": [], "openspiel": [], "openspiel_nash_conv_check": None, "note": ""}
+    record = {
+        "command": command,
+        "game": "python_tiengow(rules=micro, banker=0)",
+        "infosets": tree.num_infosets,
+        "ours": [],
+        "openspiel": [],
+        "openspiel_nash_conv_check": None,
+        "note": "",
+    }
 
     def save() -> None:
         with open(out, "w") as f:
@@ -42,8 +50,13 @@ def run(iterations: list[int], minutes: float, out: str, command: str) -> dict:
     for t in range(1, max(iterations) + 1):
         ours.iteration()
         if t in iterations:
-            record["ours"].append({"iteration": t, "seconds": round(time.perf_counter() - start, 3),
-                                   "nash_conv": nash_conv(tree, ours.average_policy())["nash_conv"]})
+            record["ours"].append(
+                {
+                    "iteration": t,
+                    "seconds": round(time.perf_counter() - start, 3),
+                    "nash_conv": nash_conv(tree, ours.average_policy())["nash_conv"],
+                }
+            )
     save()
     game = load_game("micro", 0)
     start = time.perf_counter()
@@ -56,15 +69,22 @@ def run(iterations: list[int], minutes: float, out: str, command: str) -> dict:
         if t in iterations:
             average = solver.average_policy()
             slots = slots_from_policy(average, play)
-            record["openspiel"].append({"iteration": t, "seconds": round(time.perf_counter() - start, 1),
-                                        "nash_conv": nash_conv(tree, slots)["nash_conv"]})
+            record["openspiel"].append(
+                {
+                    "iteration": t,
+                    "seconds": round(time.perf_counter() - start, 1),
+                    "nash_conv": nash_conv(tree, slots)["nash_conv"],
+                }
+            )
             save()
         if time.perf_counter() > deadline:
             record["note"] = f"stopped by --minutes {minutes} after iteration {t}"
             break
     if average is not None:
-        record["openspiel_nash_conv_check"] = {"iteration": record["openspiel"][-1]["iteration"],
-                                               "exploitability.nash_conv": exploitability.nash_conv(game, average)}
+        record["openspiel_nash_conv_check"] = {
+            "iteration": record["openspiel"][-1]["iteration"],
+            "exploitability.nash_conv": exploitability.nash_conv(game, average),
+        }
     save()
     return record
 
@@ -81,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--iterations must be positive integers separated by commas, got {args.iterations!r}")
     if not iterations or iterations[0] < 1:
         parser.error("--iterations must be positive integers")
-    command = "python -m tiengow.benchmarks.openspiel_cfr --iterations " + ",".join(map(str, iterations)) \
+    command = (
+        "python -m tiengow.benchmarks.openspiel_cfr --iterations "
+        + ",".join(map(str, iterations))
         + f" --minutes {args.minutes:g}"
+    )
     record = run(iterations, args.minutes, args.out, command)
     for name in ("ours", "openspiel"):
         print(name, " ".join(f"{p['iteration']}:{p['nash_conv']:.4f}" for p in record[name]))

@@ -19,6 +19,7 @@ The regret is a value under the rollouts, not the result of play: a bot that dep
 rollouts' values on purpose (the champion's prior) pays for it here whether or not it pays in
 play. It is a cheap screen for a change of the worlds alone, at fixed rollouts and ranking.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,14 @@ def regrets(bots: list[str], hands: int, seed: int) -> np.ndarray:
     agents = [make_agent(spec, "standard", seed) for spec in bots]
     rows = np.zeros((len(states), len(bots)))
     for i, game in enumerate(states):
-        actions, values, _ = pimc_details(game, ORACLE_SAMPLES, seed=seed * 7 + i, epsilon=ChampionConfig.epsilon,
-                                          paired=True, worlds=true_world(game))
+        actions, values, _ = pimc_details(
+            game,
+            ORACLE_SAMPLES,
+            seed=seed * 7 + i,
+            epsilon=ChampionConfig.epsilon,
+            paired=True,
+            worlds=true_world(game),
+        )
         observation, mask = game.observe()
         for b, agent in enumerate(agents):
             agent.reset(seed * 13 + i)
@@ -97,11 +104,14 @@ def measure(bots: list[str], hands: int, seeds: list[int], workers: int = 1) -> 
     if not bots:
         raise ValueError("oracle: give at least one bot, such as --bots champion,search")
     if hands < 1 or not seeds or min(seeds) < 0 or max(seeds) > INT64_MAX or workers < 1:
-        raise ValueError(f"oracle: hands and workers are at least 1 and seeds are integers from 0 to 2^63 - 1; got "
-                         f"hands={hands}, seeds={seeds}, workers={workers}")
+        raise ValueError(
+            f"oracle: hands and workers are at least 1 and seeds are integers from 0 to 2^63 - 1; got "
+            f"hands={hands}, seeds={seeds}, workers={workers}"
+        )
     if len(set(bots)) < len(bots) or len(set(seeds)) < len(seeds):
-        raise ValueError(f"oracle: each bot and each seed once (a repeat would be counted twice); got bots={bots}, "
-                         f"seeds={seeds}")
+        raise ValueError(
+            f"oracle: each bot and each seed once (a repeat would be counted twice); got bots={bots}, seeds={seeds}"
+        )
     for spec in bots:  # a bad spec fails here, before any hand is played
         make_agent(spec, "standard", 0)
     tasks = [(bots, hands, seed) for seed in seeds]
@@ -113,22 +123,37 @@ def measure(bots: list[str], hands: int, seeds: list[int], workers: int = 1) -> 
     rows = np.concatenate(parts)
     if not len(rows):
         raise ValueError("oracle: these hands had no decision with a choice; play more hands")
-    return {"decisions": len(rows), "hands": hands, "seeds": seeds,
-            "regret": {spec: list(mean_and_half_width(rows[:, b])) for b, spec in enumerate(bots)},
-            "pairs": {f"{bots[a]} minus {bots[b]}": list(mean_and_half_width(rows[:, a] - rows[:, b]))
-                      for a, b in itertools.combinations(range(len(bots)), 2)}}
+    return {
+        "decisions": len(rows),
+        "hands": hands,
+        "seeds": seeds,
+        "regret": {spec: list(mean_and_half_width(rows[:, b])) for b, spec in enumerate(bots)},
+        "pairs": {
+            f"{bots[a]} minus {bots[b]}": list(mean_and_half_width(rows[:, a] - rows[:, b]))
+            for a, b in itertools.combinations(range(len(bots)), 2)
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     prog = "python -m tiengow.benchmarks.oracle"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    parser.add_argument("--bots", type=list_option(example="champion,search"), default=["champion", "search"],
-                        help="comma-separated agent specs, each once (default champion,search)")
+    parser.add_argument(
+        "--bots",
+        type=list_option(example="champion,search"),
+        default=["champion", "search"],
+        help="comma-separated agent specs, each once (default champion,search)",
+    )
     parser.add_argument("--hands", type=int_option(1), default=25, help="hands per seed (default 25)")
-    parser.add_argument("--seeds", type=list_option(int_option(0), "61001,61002"), default=[61001],
-                        help="comma-separated game seeds, as tiengow eval's --seed (default 61001)")
-    parser.add_argument("--workers", type=int_option(1, MAX_WORKERS), default=1,
-                        help="processes, one seed each at a time (default 1)")
+    parser.add_argument(
+        "--seeds",
+        type=list_option(int_option(0), "61001,61002"),
+        default=[61001],
+        help="comma-separated game seeds, as tiengow eval's --seed (default 61001)",
+    )
+    parser.add_argument(
+        "--workers", type=int_option(1, MAX_WORKERS), default=1, help="processes, one seed each at a time (default 1)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     return run_for_people(prog, lambda: report(args))
@@ -141,8 +166,10 @@ def report(args: argparse.Namespace) -> None:
         print(json.dumps(result))
         return
     hands = f"{args.hands} hand{'s' if args.hands != 1 else ''}"
-    print(f"{result['decisions']} decisions of {hands} per seed of search against itself (seeds "
-          f"{', '.join(map(str, args.seeds))}); regret against the oracle, chips a decision, with 95% CIs")
+    print(
+        f"{result['decisions']} decisions of {hands} per seed of search against itself (seeds "
+        f"{', '.join(map(str, args.seeds))}); regret against the oracle, chips a decision, with 95% CIs"
+    )
     for spec, (mean, half) in result["regret"].items():
         print(f"  {spec}: {mean:.4f} [{mean - half:.4f}, {mean + half:.4f}]")
     for pair, (mean, half) in result["pairs"].items():

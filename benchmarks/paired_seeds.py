@@ -6,6 +6,7 @@ the same deals, independent bots). The deals a paired test needs scale with that
 
     python -m tiengow.benchmarks.paired_seeds --label after --out benchmarks/results/experiments/paired_seeds.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,12 @@ PAIRS = (("pimc:128", "pimc:64", "pimc:16", 150), ("search:0.2", "search:0.1", "
 def unpair(baseline: str) -> None:
     """Seed every hand the baseline plays apart from the candidate's (this process only)."""
     from tiengow.agents import arena
+
     play_hand = arena.play_hand
 
     def apart(game, agents, seed, clock=None):
         return play_hand(game, agents, seed + 7919 * any(agent.name == baseline for agent in agents), clock)
+
     arena.play_hand = apart
 
 
@@ -41,9 +44,18 @@ def measure(seed: int, workers: int, unpaired: bool = False) -> list[dict]:
             unpair(baseline)
         result = compare(candidate, baseline, opponent, deals, seed, "standard", workers)
         sd = (result.ci95[1] - result.ci95[0]) / 2 / 1.96 * np.sqrt(deals)
-        rows.append({"candidate": candidate, "baseline": baseline, "opponent": opponent, "deals": deals,
-                     "correlation": result.correlation, "difference": result.difference, "ci95": result.ci95,
-                     "variance_of_difference": float(sd**2)})
+        rows.append(
+            {
+                "candidate": candidate,
+                "baseline": baseline,
+                "opponent": opponent,
+                "deals": deals,
+                "correlation": result.correlation,
+                "difference": result.difference,
+                "ci95": result.ci95,
+                "variance_of_difference": float(sd**2),
+            }
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
@@ -56,8 +68,11 @@ def deals_saved(runs: dict) -> dict:
     saved = {}
     for i, pair in enumerate(runs["after"]["pairs"]):
         name = f"{pair['candidate']} minus {pair['baseline']} vs {pair['opponent']}"
-        saved[name] = {f"{label}_over_after": run["pairs"][i]["variance_of_difference"] / pair["variance_of_difference"]
-                       for label, run in runs.items() if label != "after"}
+        saved[name] = {
+            f"{label}_over_after": run["pairs"][i]["variance_of_difference"] / pair["variance_of_difference"]
+            for label, run in runs.items()
+            if label != "after"
+        }
     return saved
 
 
@@ -68,12 +83,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", required=True, help="the experiment record (JSON) to add this label to")
     args = parser.parse_args()
-    record = json.load(open(args.out)) if os.path.exists(args.out) else {"kind": "experiment",
-                                                                          "name": "paired_seeds", "runs": {}}
-    record["runs"][args.label] = {"command": "python -m tiengow.benchmarks.paired_seeds " + shlex.join(sys.argv[1:]),
-                                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                                  "seed": args.seed,
-                                  "pairs": measure(args.seed, args.workers, args.label == "unpaired")}
+    record = (
+        json.load(open(args.out))
+        if os.path.exists(args.out)
+        else {"kind": "experiment", "name": "paired_seeds", "runs": {}}
+    )
+    record["runs"][args.label] = {
+        "command": "python -m tiengow.benchmarks.paired_seeds " + shlex.join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "seed": args.seed,
+        "pairs": measure(args.seed, args.workers, args.label == "unpaired"),
+    }
     record["deals_saved"] = deals_saved(record["runs"])
     atomic_write(args.out, lambda f: f.write((json.dumps(record, indent=1) + "\n").encode()))
 

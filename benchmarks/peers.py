@@ -12,6 +12,7 @@ its package is missing: install them with the ``peers`` extra (``pip install "ti
   wrappers) and through ``raw_env()``;
 * RLCard ``doudizhu``: ``env.run`` with random agents, games/s.
 """
+
 from __future__ import annotations
 
 import random
@@ -40,12 +41,14 @@ def _rate(run: Callable[[], int], seconds: float, repeats: int) -> float:
 
 def openspiel_cpp_games_per_s(name: str, params: dict, seconds: float, repeats: int) -> float:
     import pyspiel
+
     game = pyspiel.load_game(name, params)
     bots = [pyspiel.make_uniform_random_bot(p, 1000 + p) for p in range(game.num_players())]
 
     def one_game() -> int:
         pyspiel.evaluate_bots(game.new_initial_state(), bots, random.randrange(2**31))
         return 1
+
     return _rate(one_game, seconds, repeats)
 
 
@@ -55,6 +58,7 @@ def openspiel_python_rates(name: str, params: dict, seconds: float, repeats: int
     import pyspiel
 
     import tiengow_env.openspiel  # noqa: F401  (registers python_tiengow)
+
     game = pyspiel.load_game(name, params)
     rng = random.Random(0)
     steps = [0]
@@ -81,6 +85,7 @@ def openspiel_python_rates(name: str, params: dict, seconds: float, repeats: int
 def leduc_aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> float:
     import numpy as np
     from pettingzoo.classic import leduc_holdem_v4
+
     env = leduc_holdem_v4.raw_env() if raw else leduc_holdem_v4.env()
     rng = np.random.default_rng(0)
     env.reset(seed=0)
@@ -99,18 +104,21 @@ def leduc_aec_steps_per_s(seconds: float, repeats: int, raw: bool = False) -> fl
             if not env.agents:
                 env.reset()
         return n
+
     return _rate(some_steps, seconds, repeats)
 
 
 def rlcard_doudizhu_games_per_s(seconds: float, repeats: int) -> float:
     import rlcard
     from rlcard.agents import RandomAgent
+
     env = rlcard.make("doudizhu", config={"seed": 0})
     env.set_agents([RandomAgent(num_actions=env.num_actions) for _ in range(env.num_players)])
 
     def one_game() -> int:
         env.run(is_training=False)
         return 1
+
     return _rate(one_game, seconds, repeats)
 
 
@@ -130,14 +138,26 @@ def measure(seconds: float = 2.0, repeats: int = 3) -> tuple[dict[str, float], d
         figures.update(zip(names, values))
 
     for game, params in (OH_HELL, HEARTS):
-        attempt((f"openspiel_{game}_cpp_games_per_s",), "open_spiel",
-                lambda g=game, p=params: openspiel_cpp_games_per_s(g, p, seconds, repeats))
+        attempt(
+            (f"openspiel_{game}_cpp_games_per_s",),
+            "open_spiel",
+            lambda g=game, p=params: openspiel_cpp_games_per_s(g, p, seconds, repeats),
+        )
     for game, params in PYTHON_GAMES:
-        attempt((f"openspiel_{game}_games_per_s", f"openspiel_{game}_steps_per_s"), "open_spiel",
-                lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats))
-    attempt(("pettingzoo_leduc_aec_steps_per_s",), "pettingzoo[classic] / rlcard",
-            lambda: leduc_aec_steps_per_s(seconds, repeats))
-    attempt(("pettingzoo_leduc_raw_steps_per_s",), "pettingzoo[classic] / rlcard",
-            lambda: leduc_aec_steps_per_s(seconds, repeats, raw=True))
+        attempt(
+            (f"openspiel_{game}_games_per_s", f"openspiel_{game}_steps_per_s"),
+            "open_spiel",
+            lambda g=game, p=params: openspiel_python_rates(g, p, seconds, repeats),
+        )
+    attempt(
+        ("pettingzoo_leduc_aec_steps_per_s",),
+        "pettingzoo[classic] / rlcard",
+        lambda: leduc_aec_steps_per_s(seconds, repeats),
+    )
+    attempt(
+        ("pettingzoo_leduc_raw_steps_per_s",),
+        "pettingzoo[classic] / rlcard",
+        lambda: leduc_aec_steps_per_s(seconds, repeats, raw=True),
+    )
     attempt(("rlcard_doudizhu_games_per_s",), "rlcard", lambda: rlcard_doudizhu_games_per_s(seconds, repeats))
     return figures, skipped

@@ -7,6 +7,7 @@ timing includes one), the deal, ``new_hand`` and the whole playout (``random_han
 time, best of 20 passes. The timing loops are compiled as the playout is (``_nrt=False``, see
 ``_kernels``), so that the parts cost what they cost inside it.
 """
+
 from __future__ import annotations
 
 import time
@@ -93,8 +94,10 @@ def main() -> None:
     phases = np.array([StateView(state, combos.rules.players).phase for state in states[:n]])
     lead_states, follow_states = states[:n][phases == "lead"], states[:n][phases == "follow"]
     leads, follows = len(lead_states), len(follow_states)
-    print(f"{n} decisions in {hands:,} hands ({n / hands:.1f} per hand: {leads / hands:.1f} leads, "
-          f"{follows / hands:.1f} follows); CPU time, best of 20:")
+    print(
+        f"{n} decisions in {hands:,} hands ({n / hands:.1f} per hand: {leads / hands:.1f} leads, "
+        f"{follows / hands:.1f} follows); CPU time, best of 20:"
+    )
     scratch = np.zeros(combos.num_actions, dtype=np.int64)
     state = np.zeros(STATE_LEN, dtype=np.int64)
     copy = _best(_copy_and_step, (states, actions, n, table, rules, False, state, passes))
@@ -106,12 +109,18 @@ def main() -> None:
     deal = _best(_deals, (deals, rng, table, rules, bits, dealt, state, False)) / deals
     net = np.zeros((20_000, combos.rules.players), dtype=np.int64)
     parts = {  # name: (seconds per call, calls per hand)
-        "legal_actions, lead": (_best(_legal, (lead_states, table, rules, scratch, passes)) / leads / passes,
-                                leads / hands),
-        "legal_actions, follow": (_best(_legal, (follow_states, table, rules, scratch, passes)) / follows / passes,
-                                  follows / hands),
-        "step (copy subtracted)": ((_best(_copy_and_step, (states, actions, n, table, rules, True, state, passes))
-                                    - copy) / n / passes, n / hands),
+        "legal_actions, lead": (
+            _best(_legal, (lead_states, table, rules, scratch, passes)) / leads / passes,
+            leads / hands,
+        ),
+        "legal_actions, follow": (
+            _best(_legal, (follow_states, table, rules, scratch, passes)) / follows / passes,
+            follows / hands,
+        ),
+        "step (copy subtracted)": (
+            (_best(_copy_and_step, (states, actions, n, table, rules, True, state, passes)) - copy) / n / passes,
+            n / hands,
+        ),
         "deal (deal_with)": (deal, 1),
         "new_hand": (_best(_deals, (deals, rng, table, rules, bits, dealt, state, True)) / deals - deal, 1),
         "whole hand (random_hands)": (_best(K.random_hands, (len(net), 1, table, rules, net)) / len(net), 1),
@@ -126,6 +135,7 @@ def main() -> None:
 
 def _vector_step_ns(num_envs: int, calls: int = 40) -> float:
     from tiengow_env import VectorEnv
+
     env = VectorEnv(num_envs, seed=0)
     actions = np.zeros(num_envs, dtype=np.int64)
 
@@ -133,17 +143,20 @@ def _vector_step_ns(num_envs: int, calls: int = 40) -> float:
         for _ in range(calls):
             env.random_actions(actions)
             env.step(actions)
+
     return _best(some_steps, (), passes=7) / calls / num_envs * 1e9
 
 
 def _pimc_ms(samples: int, decisions: int = 20) -> float:
     from tiengow_env.game import Game
     from tiengow_env.search import pimc_values
+
     games = [Game(seed=s) for s in range(decisions)]  # each at its first decision
 
     def decide_all() -> None:
         for game in games:
             pimc_values(game, samples=samples)
+
     return _best(decide_all, (), passes=7) / decisions * 1e3
 
 

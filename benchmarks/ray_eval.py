@@ -5,6 +5,7 @@
 Runs the same evaluation (same seed, so the same result) in one process, in two local
 processes, and on a local Ray instance with 1 and then 2 CPUs, after a warm-up each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,7 @@ def main() -> None:
 
     figures = {"deals": args.deals, "local_1_process_s": seconds(), "local_2_processes_s": seconds(workers=2)}
     import ray
+
     for cpus in (1, 2):
         ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
         figures[f"ray_{cpus}_cpus_s"] = seconds(ray_address="local")

@@ -23,6 +23,7 @@ A marker may carry options, ``<!-- table:ladder candidate=champion rows=5 -->``.
 by default); ``--check`` changes nothing and exits 1 naming every table that disagrees with its
 records. The docs build calls :func:`render_text` on every page as well.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,7 +82,7 @@ def match_records(results: Path) -> list[dict]:
     for path in sorted((results / "matches").glob("*.json")):
         record = read_json(path)
         if not isinstance(record, dict) or record.get("kind") != "match":
-            raise ValueError(f"{path}: not a match record (expected an object with \"kind\": \"match\")")
+            raise ValueError(f'{path}: not a match record (expected an object with "kind": "match")')
         records.append(record)
     return sorted(records, key=lambda r: -_lower(r))
 
@@ -114,7 +115,7 @@ def experiment_groups(results: Path) -> list[tuple[str, dict, list[dict]]]:
         elif isinstance(data, dict):
             head, records = {}, [data]
         else:
-            raise ValueError(f"{path}: expected an experiment record, a list of them or {{\"records\": [...]}}")
+            raise ValueError(f'{path}: expected an experiment record, a list of them or {{"records": [...]}}')
         if not all(isinstance(r, dict) for r in records):
             raise ValueError(f"{path}: every experiment record must be a JSON object")
         groups.append((path.name, head, records))
@@ -134,16 +135,27 @@ def render_ladder(results: Path, options: dict[str, str]) -> str:
     for r in records:
         ms = (r.get("ms_per_decision") or {}).get(r.get("candidate"))
         sprt = r.get("sprt") or {}
-        rows.append([f"`{cell(r.get('candidate'))}`", f"`{cell(r.get('opponent'))}`", cell(r.get("mean")),
-                     ci_text(r.get("ci95")), cell(r.get("deals")), "" if ms is None else f"{ms:.1f}",
-                     cell(sprt.get("verdict")), f"`{cell(r.get('command'))}`"])
-    return table(["candidate", "vs", "chips per hand", "95% CI", "deals", "ms a decision", "SPRT", "command"],
-                 rows, "llrlrrll")
+        rows.append(
+            [
+                f"`{cell(r.get('candidate'))}`",
+                f"`{cell(r.get('opponent'))}`",
+                cell(r.get("mean")),
+                ci_text(r.get("ci95")),
+                cell(r.get("deals")),
+                "" if ms is None else f"{ms:.1f}",
+                cell(sprt.get("verdict")),
+                f"`{cell(r.get('command'))}`",
+            ]
+        )
+    return table(
+        ["candidate", "vs", "chips per hand", "95% CI", "deals", "ms a decision", "SPRT", "command"], rows, "llrlrrll"
+    )
 
 
 def render_bots(results: Path, options: dict[str, str]) -> str:
     """Every agent spec with its kind and, from its strongest match record, result and speed."""
     from tiengow.agents import agent_catalogue
+
     best: dict[str, dict] = {}
     for record in match_records(results):  # strongest first: the first one per candidate stays
         best.setdefault(str(record.get("candidate", "")).split(":")[0], record)
@@ -156,8 +168,15 @@ def render_bots(results: Path, options: dict[str, str]) -> str:
             ms = (record.get("ms_per_decision") or {}).get(record.get("candidate"))
         else:
             strength, ms = "", None
-        rows.append([f"`{cell(spec)}`", cell(agent.get("kind")), strength, "" if ms is None else f"{ms:.1f}",
-                     cell(agent.get("description") or agent.get("usage"))])
+        rows.append(
+            [
+                f"`{cell(spec)}`",
+                cell(agent.get("kind")),
+                strength,
+                "" if ms is None else f"{ms:.1f}",
+                cell(agent.get("description") or agent.get("usage")),
+            ]
+        )
     return table(["spec", "kind", "strength (chips per hand)", "ms a decision", "what it plays"], rows, "llrrl")
 
 
@@ -247,8 +266,12 @@ def _field(record: dict, key: str) -> str:
 
 # Where the pips of a half showing 1 to 6 sit, in a 3 x 3 grid (column, row).
 PIP_SPOTS = {
-    1: ((1, 1),), 2: ((0, 0), (2, 2)), 3: ((0, 0), (1, 1), (2, 2)), 4: ((0, 0), (2, 0), (0, 2), (2, 2)),
-    5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)), 6: ((0, 0), (0, 1), (0, 2), (2, 0), (2, 1), (2, 2)),
+    1: ((1, 1),),
+    2: ((0, 0), (2, 2)),
+    3: ((0, 0), (1, 1), (2, 2)),
+    4: ((0, 0), (2, 0), (0, 2), (2, 2)),
+    5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)),
+    6: ((0, 0), (0, 1), (0, 2), (2, 0), (2, 1), (2, 2)),
 }
 
 
@@ -256,27 +279,42 @@ def tile_svg(halves: tuple[int, int], red: int) -> str:
     """One tile drawn as an inline SVG: two halves of pips, ``red`` of them red (a half of 1 or 4
     is all red; any other red pips, Heaven's six, are split evenly between the halves)."""
     rule_red = sum(h for h in halves if h in (1, 4))
-    shapes = ['<rect x="1" y="1" width="38" height="78" rx="5" fill="#fbf8ef" stroke="#333"/>',
-              '<line x1="6" y1="40" x2="34" y2="40" stroke="#333"/>']
+    shapes = [
+        '<rect x="1" y="1" width="38" height="78" rx="5" fill="#fbf8ef" stroke="#333"/>',
+        '<line x1="6" y1="40" x2="34" y2="40" stroke="#333"/>',
+    ]
     for half, pips in enumerate(halves):
         red_here = pips if pips in (1, 4) else (red - rule_red) // 2
         for n, (col, row) in enumerate(PIP_SPOTS[pips]):
             colour = "#c62828" if n < red_here else "#222"
             shapes.append(f'<circle cx="{9 + 11 * col}" cy="{half * 40 + 9 + 11 * row}" r="3.6" fill="{colour}"/>')
-    return f'<svg width="40" height="80" viewBox="0 0 40 80" role="img" aria-label="{halves[0]}-{halves[1]}">' \
-        + "".join(shapes) + "</svg>"
+    return (
+        f'<svg width="40" height="80" viewBox="0 0 40 80" role="img" aria-label="{halves[0]}-{halves[1]}">'
+        + "".join(shapes)
+        + "</svg>"
+    )
 
 
 def render_tiles(results: Path, options: dict[str, str]) -> str:
     """Every tile type drawn from the core's tables (tiengow_env.tiles): name, suit, rank,
     copies and red pips, highest first."""
     from tiengow_env import tiles
+
     rows = []
     for t in range(tiles.NUM_TYPES):
         halves = (int(tiles.HALVES[t][0]), int(tiles.HALVES[t][1]))
         suit = "civil" if tiles.SUIT[t] == tiles.CIVIL else "military"
-        rows.append([tile_svg(halves, int(tiles.RED_PIPS[t])), f"`{tiles.NAMES[t]}`", tiles.CHINESE[t], suit,
-                     str(int(tiles.RANK[t])), str(int(tiles.COPIES[t])), str(int(tiles.RED_PIPS[t]))])
+        rows.append(
+            [
+                tile_svg(halves, int(tiles.RED_PIPS[t])),
+                f"`{tiles.NAMES[t]}`",
+                tiles.CHINESE[t],
+                suit,
+                str(int(tiles.RANK[t])),
+                str(int(tiles.COPIES[t])),
+                str(int(tiles.RED_PIPS[t])),
+            ]
+        )
     return table(["tile", "name", "called", "suit", "rank in its suit", "copies", "red pips"], rows, "llllrrr")
 
 
@@ -294,8 +332,16 @@ def agents_reference(catalogue: object) -> str:
             parts.append(f"Spec: `{cell(agent['usage'])}`\n")
         options = agent.get("options") or []
         if options:
-            rows = [[f"`{cell(o.get('key'))}`", cell(o.get("type")), f"`{cell(o.get('default'))}`",
-                     cell(o.get("range")), cell(o.get("doc"))] for o in options]
+            rows = [
+                [
+                    f"`{cell(o.get('key'))}`",
+                    cell(o.get("type")),
+                    f"`{cell(o.get('default'))}`",
+                    cell(o.get("range")),
+                    cell(o.get("doc")),
+                ]
+                for o in options
+            ]
             parts.append(table(["key", "type", "default", "range", "what it does"], rows))
         else:
             parts.append("No options.\n")
@@ -304,16 +350,21 @@ def agents_reference(catalogue: object) -> str:
 
 def render_agents_reference(results: Path, options: dict[str, str]) -> str:
     """:func:`agents_reference` of what the installed ``tiengow agents --json`` prints."""
-    run = subprocess.run([sys.executable, "-m", "tiengow", "agents", "--json"], capture_output=True, text=True,
-                         check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "tiengow", "agents", "--json"], capture_output=True, text=True, check=False
+    )
     if run.returncode != 0:
         raise ValueError(f"tiengow agents --json failed: {run.stderr.strip().splitlines()[-1:]}")
     return agents_reference(json.loads(run.stdout))
 
 
 TABLES: dict[str, Callable[[Path, dict[str, str]], str]] = {
-    "ladder": render_ladder, "bots": render_bots, "speed": render_speed, "bench": render_bench,
-    "experiments": render_experiments, "agents-reference": render_agents_reference,
+    "ladder": render_ladder,
+    "bots": render_bots,
+    "speed": render_speed,
+    "bench": render_bench,
+    "experiments": render_experiments,
+    "agents-reference": render_agents_reference,
     "tiles": render_tiles,
 }
 
@@ -321,6 +372,7 @@ TABLES: dict[str, Callable[[Path, dict[str, str]], str]] = {
 # ----------------------------------------------------------------------------- pages
 def render_text(text: str, results: Path, where: str = "page") -> str:
     """``text`` with every marked table rendered afresh from the records in ``results``."""
+
     def one(match: re.Match) -> str:
         name = match.group("name")
         if name not in TABLES:
@@ -332,6 +384,7 @@ def render_text(text: str, results: Path, where: str = "page") -> str:
                 raise ValueError(f"{where}: table option '{word}' is not KEY=VALUE")
             options[key] = value
         return match.group(1) + TABLES[name](results, options) + match.group(5)
+
     return MARKER.sub(one, text)
 
 
@@ -353,14 +406,21 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m tiengow.benchmarks.render [--check] [--results DIR] [FILE...]``."""
     parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.render", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="*", type=Path, help="pages to render (default: README.md and docs/*.md)")
-    parser.add_argument("--results", type=Path, default=Path("benchmarks/results"),
-                        help="the records folder (default benchmarks/results, from the checkout's root)")
-    parser.add_argument("--check", action="store_true",
-                        help="change nothing; exit 1 if a table differs from its records")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("benchmarks/results"),
+        help="the records folder (default benchmarks/results, from the checkout's root)",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if a table differs from its records"
+    )
     args = parser.parse_args(argv)
     if not args.results.is_dir():
-        print(f"render: no records folder {args.results} (run from the checkout's root, or give --results DIR)",
-              file=sys.stderr)
+        print(
+            f"render: no records folder {args.results} (run from the checkout's root, or give --results DIR)",
+            file=sys.stderr,
+        )
         return 2
     files = args.files or default_files(Path("."))
     missing = [str(f) for f in files if not f.is_file()]

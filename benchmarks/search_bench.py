@@ -5,6 +5,7 @@ average over a whole hand is lower), the rollouts a second inside ``search`` (as
 count them: one per sampled world and action played in it), and worlds per second of the exact
 endgame beside the rollout it replaces. Positions are decisions of expert play with several legal actions, every stage
 of the hand; the endgame figures use those with at most ENDGAME_TILES tiles in the hands."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,6 +21,7 @@ ENDGAME_TILES = 8
 def decision_positions(count: int, seed: int = 0, max_tiles: int | None = None) -> list[Game]:
     """``count`` games at decisions with several legal actions (expert play, fixed seeds)."""
     from tiengow.agents.base import make_agent
+
     expert = make_agent("expert")
     rng = np.random.default_rng(seed)
     out: list[Game] = []
@@ -46,12 +48,16 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
         return pool[at[0] % len(pool)]
 
     def pimc(samples: int) -> float:
-        return _rate(lambda: (S.pimc_values(next_game(games), samples, seed=at[0], workspace=workspace), 1)[1],
-                     seconds, repeats)
+        return _rate(
+            lambda: (S.pimc_values(next_game(games), samples, seed=at[0], workspace=workspace), 1)[1], seconds, repeats
+        )
 
     def ismcts(iterations: int = 500) -> float:
-        return _rate(lambda: (S.ismcts_values(next_game(games), iterations, seed=at[0], workspace=workspace),
-                              iterations)[1], seconds, repeats)
+        return _rate(
+            lambda: (S.ismcts_values(next_game(games), iterations, seed=at[0], workspace=workspace), iterations)[1],
+            seconds,
+            repeats,
+        )
 
     def worlds(solve: bool) -> float:
         def run() -> int:  # a world per legal action, as pimc with one sample: solved exactly, or rolled out
@@ -66,25 +72,34 @@ def search_figures(seconds: float, repeats: int) -> dict[str, float]:
                 child.step(action)
                 S.endgame_values(child, workspace)
             return len(game.legal_actions())
+
         return _rate(run, seconds, repeats)
 
     def rollouts() -> float:
         from tiengow.agents.base import make_agent
+
         bot = make_agent("search")
 
         def run() -> int:
             before = bot.workspace.rollouts
             bot.search(next_game(games), at[0])
             return bot.workspace.rollouts - before
+
         return _rate(run, seconds, repeats)
 
     def milliseconds(spec: str) -> float:
         from tiengow.agents.base import make_agent
+
         bot = make_agent(spec)
         return 1000.0 / _rate(lambda: (bot.search(next_game(games), at[0]), 1)[1], seconds, repeats)
 
-    return {"pimc_decisions_per_s_32": pimc(32), "pimc_decisions_per_s_512": pimc(512),
-            "ismcts_iterations_per_s": ismcts(),
-            "search_ms_per_decision": milliseconds("search"), "champion_ms_per_decision": milliseconds("champion"),
-            "search_rollouts_per_s": rollouts(),
-            "endgame_solver_worlds_per_s": worlds(True), "rollout_worlds_per_s_same_positions": worlds(False)}
+    return {
+        "pimc_decisions_per_s_32": pimc(32),
+        "pimc_decisions_per_s_512": pimc(512),
+        "ismcts_iterations_per_s": ismcts(),
+        "search_ms_per_decision": milliseconds("search"),
+        "champion_ms_per_decision": milliseconds("champion"),
+        "search_rollouts_per_s": rollouts(),
+        "endgame_solver_worlds_per_s": worlds(True),
+        "rollout_worlds_per_s_same_positions": worlds(False),
+    }

@@ -10,6 +10,7 @@ the share at which their first searches agree.
 A bot that agrees with itself nearly always gains nothing from more samples: what it still gets
 wrong comes from how it values positions, not from sampling noise.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,10 @@ def stability(bots: list[str], hands: int, seed: int, driver: str = "search") ->
     agents = [make_agent(spec, "standard", seed) for spec in bots]
     for spec, agent in zip(bots, agents):
         if not isinstance(agent, SearchAgent):
-            raise ValueError(f"stability: {spec!r} is not a search bot; give search bots such as "
-                             f"search, pimc:SAMPLES, ismcts or champion")
+            raise ValueError(
+                f"stability: {spec!r} is not a search bot; give search bots such as "
+                f"search, pimc:SAMPLES, ismcts or champion"
+            )
     player = make_agent(driver, "standard", seed + 1)
     rng = np.random.default_rng(seed)
     decisions = 0
@@ -60,20 +63,32 @@ def stability(bots: list[str], hands: int, seed: int, driver: str = "search") ->
             game.step(player.act(observation, mask, game=game))
     if decisions == 0:
         raise ValueError("stability: these hands had no decision with a choice; play more hands")
-    return {"decisions": decisions, "hands": hands, "seed": seed, "driver": driver,
-            "self": {spec: float(same[i] / decisions) for i, spec in enumerate(bots)},
-            "pairs": {f"{bots[i]} vs {bots[j]}": float(agree[i, j] / decisions)
-                      for i, j in itertools.combinations(range(len(bots)), 2)}}
+    return {
+        "decisions": decisions,
+        "hands": hands,
+        "seed": seed,
+        "driver": driver,
+        "self": {spec: float(same[i] / decisions) for i, spec in enumerate(bots)},
+        "pairs": {
+            f"{bots[i]} vs {bots[j]}": float(agree[i, j] / decisions)
+            for i, j in itertools.combinations(range(len(bots)), 2)
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     prog = "python -m tiengow.benchmarks.stability"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    parser.add_argument("--bots", type=list_option(example="champion,search"), default=["champion", "search"],
-                        help="comma-separated search bot specs, each once (default champion,search)")
+    parser.add_argument(
+        "--bots",
+        type=list_option(example="champion,search"),
+        default=["champion", "search"],
+        help="comma-separated search bot specs, each once (default champion,search)",
+    )
     parser.add_argument("--hands", type=int_option(1), default=25, help="hands (default 25)")
-    parser.add_argument("--seed", type=int_option(0), default=900000,
-                        help="game seed of the first hand (default 900000)")
+    parser.add_argument(
+        "--seed", type=int_option(0), default=900000, help="game seed of the first hand (default 900000)"
+    )
     parser.add_argument("--driver", default="search", help="the bot that plays the hands (default search)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -86,8 +101,10 @@ def report(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{result['decisions']} decisions of {args.hands} hands of {args.driver} against itself "
-          f"(game seeds {args.seed} on)")
+    print(
+        f"{result['decisions']} decisions of {args.hands} hands of {args.driver} against itself "
+        f"(game seeds {args.seed} on)"
+    )
     for spec, share in result["self"].items():
         print(f"  {spec}: the same action in both searches at {share:.1%}")
     for pair, share in result["pairs"].items():

@@ -4,6 +4,7 @@ The records are a copy of the contract's own file (``../shared/conformance/recor
 a checkout that has it); tests/data/README.md says how to refresh them. The copy makes a clone
 complete: the same tests run, and the same number of them, with or without ``../shared``. When
 ``../shared`` is there, ``test_conformance.py`` also checks that the copy is current."""
+
 import json
 from pathlib import Path
 

@@ -3,6 +3,7 @@ policies (``tiengow_env._policy_kernels``) became their one definition: slow, ob
 numpy over the observation, kept as the reference the compiled policies are tested against
 (tests/test_search_policies.py), as ``tiengow_env.reference`` is for the game core.
 """
+
 from __future__ import annotations
 
 import numpy as np

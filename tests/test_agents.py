@@ -1,4 +1,5 @@
 """Agents choose only legal actions; the duplicate arena is well formed and reproducible."""
+
 import json
 import subprocess
 import sys
@@ -27,10 +28,12 @@ def test_agents_only_choose_legal_actions(spec, rules):
 
 
 def test_declaring_agents_declare_one_red_dot():
-    hands = [["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
-             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
-             ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
-             ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    hands = [
+        ["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
+        ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
+        ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
+        ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"],
+    ]
     for spec in ("greedy", "expert"):
         game = Game(hands=hands, banker=1, rules={"one_red_dot": "choice"})
         obs, mask = game.observe()
@@ -65,6 +68,7 @@ def test_eval_ends_with_a_message_when_a_worker_dies():
     import signal
     import threading
     import time
+
     outcome = []
 
     def run():
@@ -143,6 +147,7 @@ def test_compare_plays_both_candidates_on_the_same_deals_and_pairs_their_scores(
 
 def test_cli_eval_with_a_baseline_prints_both_and_the_paired_difference(capsys):
     from tiengow.cli import main
+
     assert main(["eval", "expert", "--baseline", "greedy", "--vs", "random", "--deals", "8", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert out.count("chips per hand") == 3 and "expert minus greedy, deal by deal" in out
@@ -154,8 +159,25 @@ def test_cli_eval_with_a_baseline_prints_both_and_the_paired_difference(capsys):
 
 
 def test_cli_eval_json_last_line(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "tiengow.cli", "eval", "expert", "--vs", "greedy",
-                          "--deals", "6", "--seed", "3", "--json"], capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tiengow.cli",
+            "eval",
+            "expert",
+            "--vs",
+            "greedy",
+            "--deals",
+            "6",
+            "--seed",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     line = json.loads(run.stdout.strip().splitlines()[-1])
     assert {"candidate", "opponent", "deals", "hands", "chips_per_hand", "ci95"} <= set(line)

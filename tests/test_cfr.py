@@ -5,6 +5,7 @@ every strategy profile pays (12, -4, -4, -4); best responses against an independ
 implementation (``reference_nash_conv`` below, pure Python over ``Game`` objects); the tree's
 size against ``tiengow tree --rules micro``; and NashConv bounds after short seeded runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,12 +59,15 @@ def regret_matching_selfplay(payoff: np.ndarray, iterations: int) -> tuple[np.nd
     return x, y, float((payoff @ y).max() - (x @ payoff).min())
 
 
-@pytest.mark.parametrize("payoff, row_star, col_star", [
-    # [[2, -1], [-1, 1]]: both mix 2/5 on their first action (value 1/5).
-    ([[2.0, -1.0], [-1.0, 1.0]], [0.4, 0.6], [0.4, 0.6]),
-    # Rock-paper-scissors where a win with rock (over scissors) pays 2: (1/4, 1/2, 1/4) for both.
-    ([[0.0, -1.0, 2.0], [1.0, 0.0, -1.0], [-2.0, 1.0, 0.0]], [0.25, 0.5, 0.25], [0.25, 0.5, 0.25]),
-])
+@pytest.mark.parametrize(
+    "payoff, row_star, col_star",
+    [
+        # [[2, -1], [-1, 1]]: both mix 2/5 on their first action (value 1/5).
+        ([[2.0, -1.0], [-1.0, 1.0]], [0.4, 0.6], [0.4, 0.6]),
+        # Rock-paper-scissors where a win with rock (over scissors) pays 2: (1/4, 1/2, 1/4) for both.
+        ([[0.0, -1.0, 2.0], [1.0, 0.0, -1.0], [-2.0, 1.0, 0.0]], [0.25, 0.5, 0.25], [0.25, 0.5, 0.25]),
+    ],
+)
 def test_regret_matching_finds_the_matrix_game_equilibrium(payoff, row_star, col_star):
     x, y, exploitability = regret_matching_selfplay(np.array(payoff), 20_000)
     assert np.abs(x - row_star).max() < 0.015
@@ -138,8 +142,10 @@ def reference_nash_conv(rules: RuleSet, deals: list, banker: int, policy_fn) -> 
     recursion. ``policy_fn(legal_actions) -> probabilities``."""
     combos = table_for(rules).num_combos
     total = sum(w for _, w in deals)
-    roots = [(Game(hands=[[NAMES[t] for t in hand] for hand in deal], banker=banker, rules=rules), w / total, deal)
-             for deal, w in deals]
+    roots = [
+        (Game(hands=[[NAMES[t] for t in hand] for hand in deal], banker=banker, rules=rules), w / total, deal)
+        for deal, w in deals
+    ]
 
     def info_key(seat, dealt, history):
         view = tuple((s, a if (a < combos or s == seat or a >= combos + NUM_TYPES) else -1) for s, a in history)
@@ -211,8 +217,10 @@ def reference_nash_conv(rules: RuleSet, deals: list, banker: int, policy_fn) -> 
 POLICIES = {
     "uniform": (lambda tree: tree.uniform_policy(), lambda legal: [1 / len(legal)] * len(legal)),
     "first": (_first_action_policy, lambda legal: [1.0] + [0.0] * (len(legal) - 1)),
-    "skewed": (_skewed_policy, lambda legal: [2 * (k + 1) / (len(legal) * (len(legal) + 1))
-                                              for k in range(len(legal))]),
+    "skewed": (
+        _skewed_policy,
+        lambda legal: [2 * (k + 1) / (len(legal) * (len(legal) + 1)) for k in range(len(legal))],
+    ),
 }
 
 
@@ -251,7 +259,7 @@ def test_best_response_is_a_deterministic_policy_reaching_its_value(micro):
     profile = uniform.copy()
     for info in np.flatnonzero(micro.info_player == 2):
         off, size = micro.info_offset[info], micro.info_size[info]
-        profile[off:off + size] = 0.0
+        profile[off : off + size] = 0.0
         profile[off + best[info]] = 1.0
     assert policy_values(micro, profile)[2] == pytest.approx(value, abs=1e-9)
     assert value > policy_values(micro, uniform)[2]
@@ -310,8 +318,9 @@ def test_kernels_give_the_same_run_without_the_jit():
     runs = []
     for disable in ("0", "1"):
         env = {**os.environ, "NUMBA_DISABLE_JIT": disable}
-        done = subprocess.run([sys.executable, "-c", NOJIT_PROGRAM], env=env, capture_output=True, text=True,
-                              timeout=300, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", NOJIT_PROGRAM], env=env, capture_output=True, text=True, timeout=300, check=True
+        )
         runs.append(json.loads(done.stdout))
     jit, plain = runs
     assert jit["keys"] == plain["keys"] and len(jit["keys"]) > 100

@@ -1,4 +1,5 @@
 """The full-game abstraction, the ``cfr`` agent, policy files, logging and the CFR command line."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ def small_policy(tmp_path_factory):
     solver.run(300)
     keys, rows = solver.average_policy()
     path = str(tmp_path_factory.mktemp("cfr") / "small.npz")
-    save_policy(path, "abstract", {"algorithm": "mccfr_abstract", "rules_name": "standard"}, keys=keys,
-                probabilities=rows, act=np.array("sample"))
+    save_policy(
+        path,
+        "abstract",
+        {"algorithm": "mccfr_abstract", "rules_name": "standard"},
+        keys=keys,
+        probabilities=rows,
+        act=np.array("sample"),
+    )
     return path, keys, rows
 
 
@@ -52,6 +59,7 @@ def test_bucket_reads_only_what_the_acting_seat_knows():
     # neither the bucket nor the abstract options of the seat to act.
     single = single_of_type(STANDARD)
     from tiengow_env.combos import table_for
+
     combos = table_for(STANDARD)
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(5))
@@ -99,15 +107,19 @@ def test_policy_file_round_trip_is_atomic(tmp_path, small_policy):
 
 def _zip_with_garbage_member(path) -> None:
     import zipfile
+
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("format.npy", b"\x93NUMPY garbage")
 
 
-@pytest.mark.parametrize("write, message", [
-    (lambda path: path.write_bytes(b"not a zip at all"), r"is not an \.npz \(zip\) archive"),
-    (lambda path: path.write_bytes(b"PK\x03\x04broken"), r"is not an \.npz \(zip\) archive"),
-    (_zip_with_garbage_member, "is corrupt"),
-])
+@pytest.mark.parametrize(
+    "write, message",
+    [
+        (lambda path: path.write_bytes(b"not a zip at all"), r"is not an \.npz \(zip\) archive"),
+        (lambda path: path.write_bytes(b"PK\x03\x04broken"), r"is not an \.npz \(zip\) archive"),
+        (_zip_with_garbage_member, "is corrupt"),
+    ],
+)
 def test_corrupt_policy_file_is_refused_with_its_name(tmp_path, write, message):
     path = tmp_path / "bad.npz"
     write(path)
@@ -122,8 +134,14 @@ def test_policy_file_of_another_kind_is_refused(tmp_path):
     with pytest.raises(ValueError, match="is not a CFR policy file"):
         load_policy(str(other))
     partial = tmp_path / "partial.npz"
-    np.savez(partial, format=np.array("tiengow-cfr-policy"), version=np.array(1), kind=np.array("abstract"),
-             meta=np.array("{}"), keys=np.zeros(2, dtype=np.int64))
+    np.savez(
+        partial,
+        format=np.array("tiengow-cfr-policy"),
+        version=np.array(1),
+        kind=np.array("abstract"),
+        meta=np.array("{}"),
+        keys=np.zeros(2, dtype=np.int64),
+    )
     with pytest.raises(ValueError, match="missing probabilities"):
         load_policy(str(partial))
     with pytest.raises(ValueError, match="does not exist"):
@@ -147,6 +165,7 @@ MICRO = RuleSet.from_spec("micro")
 def micro_play():
     """The shipped exact micro policy as the agent plays it, and the tree it indexes."""
     from tiengow.agents.exact_tree import build_tree
+
     agent = make_agent("cfr:" + str(DEFAULT_POLICY.parent / "cfr_micro.npz"), MICRO, seed=1)
     return agent, build_tree(MICRO, 0)
 
@@ -157,6 +176,7 @@ def test_tabular_agent_finds_the_information_set_of_every_node_under_any_banker(
     # the agent's lookup must give exactly the tree's information set of that node.
     agent, tree = micro_play
     from tiengow_env.tiles import NAMES
+
     view = np.zeros(CK.VIEW_LEN, dtype=np.int64)
     checked = 0
     for d in range(0, len(tree.deals), len(tree.deals) // 60):
@@ -185,6 +205,7 @@ def test_tabular_view_reads_only_what_the_acting_seat_knows():
     # Dealing the hidden tiles again (other hands, other seats' face-down tiles) must not change
     # the view by which a tabular policy finds its information set.
     from tiengow_env.combos import table_for
+
     combos = table_for(MICRO)
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(9))
@@ -207,9 +228,25 @@ def test_tabular_view_reads_only_what_the_acting_seat_knows():
 
 def test_exact_micro_policy_plays_in_eval_after_a_short_run(tmp_path, capsys):
     from tiengow.cli import main
+
     out = str(tmp_path / "micro.npz")
-    assert main(["train", "cfr", "--config", "cfr_micro", "--out", out, "--iterations", "3",
-                 "--log-dir", str(tmp_path / "tb")]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "cfr",
+                "--config",
+                "cfr_micro",
+                "--out",
+                out,
+                "--iterations",
+                "3",
+                "--log-dir",
+                str(tmp_path / "tb"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["nashconv", out, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["iterations"] == 3
@@ -247,14 +284,16 @@ def test_shipped_policy_beats_greedy_on_seeded_deals():
     # Duplicate deals, seeded: a fixed number for a fixed policy file. Over 2,000 deals the shipped
     # policy's whole 95% interval is above zero (see the report); 40 deals keep this test short.
     loaded = load_policy(str(DEFAULT_POLICY))
-    mean, half = evaluate_abstract(loaded["keys"], loaded["probabilities"], loaded["act"], STANDARD, "greedy", 40,
-                                   seed=2024)
+    mean, half = evaluate_abstract(
+        loaded["keys"], loaded["probabilities"], loaded["act"], STANDARD, "greedy", 40, seed=2024
+    )
     assert mean > 1.0
 
 
 @pytest.mark.slow
 def test_shipped_policy_beats_greedy_over_2000_deals():
     from tiengow.agents.arena import evaluate
+
     result = evaluate("cfr", "greedy", 2000, seed=0)
     assert result.ci95[0] > 0
 
@@ -262,8 +301,9 @@ def test_shipped_policy_beats_greedy_over_2000_deals():
 # ============================================================================ training and logging
 def test_abstract_training_run_writes_a_policy_and_its_curve(tmp_path):
     out = str(tmp_path / "std.npz")
-    config = CfrConfig(algorithm="mccfr_abstract", rules="standard", iterations=200, log_every=100, eval_deals=4,
-                       log_dir=None, out=out)
+    config = CfrConfig(
+        algorithm="mccfr_abstract", rules="standard", iterations=200, log_every=100, eval_deals=4, log_dir=None, out=out
+    )
     summary = train(config)
     assert [point["iteration"] for point in summary["curve"]] == [100, 200]
     assert "chips_vs_greedy" in summary["curve"][-1]
@@ -273,8 +313,9 @@ def test_abstract_training_run_writes_a_policy_and_its_curve(tmp_path):
 
 
 def test_tabular_training_stops_at_the_target_ratio(tmp_path):
-    config = CfrConfig(algorithm="cfr+", iterations=1000, log_every=5, target_ratio=0.01, log_dir=None,
-                       out=str(tmp_path / "m.npz"))
+    config = CfrConfig(
+        algorithm="cfr+", iterations=1000, log_every=5, target_ratio=0.01, log_dir=None, out=str(tmp_path / "m.npz")
+    )
     summary = train(config)
     assert summary["curve"][-1]["ratio"] <= 0.01
     assert summary["iterations"] <= 50  # measured: 15 iterations
@@ -287,6 +328,7 @@ def test_logging_without_torch_uses_tensorboard_or_skips_quietly(tmp_path, monke
     notices = []
     try:
         import tensorboard  # noqa: F401
+
         has_tensorboard = True
     except ImportError:
         has_tensorboard = False
@@ -325,19 +367,24 @@ def test_train_and_nashconv_commands(tmp_path, capsys):
     assert result["nash_conv"] < 0.01 * result["uniform_nash_conv"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("algorithm: cfr++\n", "algorithm must be one of"),
-    ("iterations: 0\n", "iterations must be a positive integer"),
-    ("learning_rate: 3\n", "unknown setting 'learning_rate'"),
-    ("- a list\n", "must be a mapping"),
-    ("seconds: -1\n", "seconds must be a finite number > 0"),
-    ("eval_opponents: greedy\n", "eval_opponents must be a list"),
-    ("algorithm: mccfr_abstract\nrules: standard\nlog_every: 20000\neval_opponents: [greedy, bogus_bot]\n",
-     "eval_opponents: unknown agent 'bogus_bot'"),  # before any training, not at the first measurement
-    ("banker: true\n", "banker must be a seat, a whole number from 0 to 3, got True"),
-    ("banker: 4\n", "banker must be a seat, a whole number from 0 to 3, got 4"),
-    ("banker: null\n", "banker must be a seat, a whole number from 0 to 3, got None"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("algorithm: cfr++\n", "algorithm must be one of"),
+        ("iterations: 0\n", "iterations must be a positive integer"),
+        ("learning_rate: 3\n", "unknown setting 'learning_rate'"),
+        ("- a list\n", "must be a mapping"),
+        ("seconds: -1\n", "seconds must be a finite number > 0"),
+        ("eval_opponents: greedy\n", "eval_opponents must be a list"),
+        (
+            "algorithm: mccfr_abstract\nrules: standard\nlog_every: 20000\neval_opponents: [greedy, bogus_bot]\n",
+            "eval_opponents: unknown agent 'bogus_bot'",
+        ),  # before any training, not at the first measurement
+        ("banker: true\n", "banker must be a seat, a whole number from 0 to 3, got True"),
+        ("banker: 4\n", "banker must be a seat, a whole number from 0 to 3, got 4"),
+        ("banker: null\n", "banker must be a seat, a whole number from 0 to 3, got None"),
+    ],
+)
 def test_bad_config_is_refused(tmp_path, text, message):
     config = tmp_path / "bad.yaml"
     config.write_text(text)
@@ -355,6 +402,7 @@ def test_a_run_with_another_banker_writes_a_policy_the_loader_accepts(tmp_path, 
 
 def test_tensorboard_log_goes_beside_the_policy_unless_a_config_of_ones_own_sets_it(tmp_path, monkeypatch, capsys):
     from importlib import resources
+
     monkeypatch.chdir(tmp_path)
     copy = tmp_path / "cfr_micro.yaml"  # the shipped text as a file, as a clone has it
     copy.write_text(resources.files("tiengow.configs").joinpath("cfr_micro.yaml").read_text(encoding="utf-8"))
@@ -383,17 +431,28 @@ def test_nashconv_refuses_a_policy_of_another_tree(tmp_path, small_policy):
         _cli("nashconv", small_policy[0])
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"version": np.array("x")}, "policy file version 'x' is not supported; expected 1"),
-    ({"version": np.array([1, 1])}, "policy file version [1, 1] is not supported"),
-    ({"meta": np.array("[1, 2]")}, "the 'meta' entry is missing or not a JSON object"),
-    ({"act": np.array("weird")}, "'act' must be one of sample, argmax, got 'weird'"),
-    ({"keys": np.array(["a", "b"])}, "an abstract policy needs whole-number 'keys'"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"version": np.array("x")}, "policy file version 'x' is not supported; expected 1"),
+        ({"version": np.array([1, 1])}, "policy file version [1, 1] is not supported"),
+        ({"meta": np.array("[1, 2]")}, "the 'meta' entry is missing or not a JSON object"),
+        ({"act": np.array("weird")}, "'act' must be one of sample, argmax, got 'weird'"),
+        ({"keys": np.array(["a", "b"])}, "an abstract policy needs whole-number 'keys'"),
+    ],
+)
 def test_a_policy_file_with_a_bad_field_is_refused_naming_it(tmp_path, small_policy, change, words):
     _, keys, rows = small_policy
-    fields = {"format": np.array("tiengow-cfr-policy"), "version": np.array(1), "kind": np.array("abstract"),
-              "meta": np.array("{}"), "keys": keys, "probabilities": rows, "act": np.array("argmax"), **change}
+    fields = {
+        "format": np.array("tiengow-cfr-policy"),
+        "version": np.array(1),
+        "kind": np.array("abstract"),
+        "meta": np.array("{}"),
+        "keys": keys,
+        "probabilities": rows,
+        "act": np.array("argmax"),
+        **change,
+    }
     path = tmp_path / "bad.npz"
     np.savez(path, **fields)
     with pytest.raises(ValueError) as err:

@@ -1,4 +1,5 @@
 """The command line: rules cards, exact tree sizes, demo, bench, and one-line errors."""
+
 import argparse
 import io
 import itertools
@@ -71,6 +72,7 @@ DECK16 = "6-6 6-6 1-1 1-1 3-1 6-3 5-4 4-2 3-2 2-1 5-5 4-4 3-3 2-2 6-5 6-4".split
 def test_the_deals_are_counted_without_listing_them(players, deck):
     from tiengow_env.rules import RuleSet
     from tiengow_env.tree import count_deals, distinct_deals
+
     rules = RuleSet(deck=tuple(deck), players=players, one_red_dot="off")
     listed = sum(1 for _ in itertools.islice(distinct_deals(rules), 20_000))
     assert count_deals(rules) == listed or (listed == 20_000 and count_deals(rules) > 20_000)
@@ -93,13 +95,16 @@ def test_a_custom_deck_whose_tree_is_too_large_is_refused_before_the_walk(capsys
     assert status == 0 and json.loads(out)["decision_nodes"] == 594 and json.loads(out)["deals"] == 33
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["rules", "nonsense"], "unknown preset"),
-    (["rules", "--rules", '{"banker_streak": true}'], "banker_double"),
-    (["demo", "--rules", "missing.yaml"], "does not exist"),
-    (["eval", "expert", "--vs", "nobody"], "unknown agent"),
-    (["replay", "/no/such/file.jsonl"], "cannot read"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["rules", "nonsense"], "unknown preset"),
+        (["rules", "--rules", '{"banker_streak": true}'], "banker_double"),
+        (["demo", "--rules", "missing.yaml"], "does not exist"),
+        (["eval", "expert", "--vs", "nobody"], "unknown agent"),
+        (["replay", "/no/such/file.jsonl"], "cannot read"),
+    ],
+)
 def test_errors_are_one_line(capsys, argv, words):
     status, _, err = run(capsys, *argv)
     assert status == 2
@@ -108,6 +113,7 @@ def test_errors_are_one_line(capsys, argv, words):
 
 def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch):
     import sys
+
     monkeypatch.delitem(sys.modules, "tiengow.training.ppo", raising=False)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if PyTorch were not installed
     status, _, err = run(capsys, "train", "ppo", "--set", "total_steps=1")
@@ -119,6 +125,7 @@ def test_a_missing_optional_package_is_named_with_its_extra(capsys, monkeypatch)
 def test_install_hints_fit_the_install(monkeypatch, tmp_path):
     """An editable install is told the checkout's path; an install from a wheel the extra by name."""
     from tiengow.agents import infra
+
     checkout = Path(infra.__file__).resolve().parents[1]
     assert install_hint("ray") == f'pip install -e "{checkout}[ray]"'
     monkeypatch.setattr(infra, "__file__", str(tmp_path / "site-packages" / "tiengow" / "agents" / "infra.py"))
@@ -135,6 +142,7 @@ def test_demo_prints_a_hand_and_throughput(capsys):
 def all_parsers():
     """(name, parser) of every command and sub-command of ``tiengow``."""
     from tiengow.cli import build_parser
+
     todo, found = [("tiengow", build_parser())], []
     while todo:
         name, parser = todo.pop()
@@ -155,18 +163,25 @@ def test_every_option_has_help_with_its_default():
             text = formatter._expand_help(action) if action.help else ""
             if not text:
                 missing.append(f"{name} {action.dest}: no help")
-            elif action.default is not None and action.default is not False and not action.required \
-                    and "default" not in text:
+            elif (
+                action.default is not None
+                and action.default is not False
+                and not action.required
+                and "default" not in text
+            ):
                 missing.append(f"{name} {action.dest}: default {action.default!r} not said")
     assert len(all_parsers()) >= 14
     assert not missing, missing
 
 
-@pytest.mark.parametrize("argv, where", [
-    (["train", "cfr", "--config", "cfr_micro", "--set", "iterations=2"], "tiengow train cfr --help"),
-    (["eval", "greedy", "--vs", "random", "--bogus"], "tiengow eval --help"),
-    (["rules", "micro", "extra"], "tiengow rules --help"),
-])
+@pytest.mark.parametrize(
+    "argv, where",
+    [
+        (["train", "cfr", "--config", "cfr_micro", "--set", "iterations=2"], "tiengow train cfr --help"),
+        (["eval", "greedy", "--vs", "random", "--bogus"], "tiengow eval --help"),
+        (["rules", "micro", "extra"], "tiengow rules --help"),
+    ],
+)
 def test_an_unknown_word_points_at_the_help_of_its_sub_command(capsys, argv, where):
     status, _, err = run(capsys, *argv)
     assert status == 2 and err.startswith("tiengow: error: unrecognized arguments: ")
@@ -182,39 +197,46 @@ def test_every_help_text_reads_as_printed():
 BAD_YAML = "a: [1, 2\nb: }\n"
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["eval", "greedy", "--vs", "random", "--workers", "0"], "--workers"),
-    (["eval", "greedy", "--vs", "random", "--workers", "-3"], "--workers"),
-    (["eval", "greedy", "--vs", "random", "--seed", "-1"], "--seed"),
-    (["eval", "greedy", "--vs", "random", "--deals", "0"], "--deals"),
-    (["eval", "greedy", "--vs", "random", "--deals", "many"], "--deals"),
-    (["league", "random", "greedy", "--workers", "0"], "--workers"),
-    (["demo", "--hands", "0"], "--hands"),
-    (["tree", "--banker", "-1"], "--banker"),
-    (["perft", "x.json", "--depth", "-1"], "--depth"),
-    (["play", "--hands", "0"], "--hands"),
-    (["play", "--seed", "-5"], "--seed"),
-    (["show", "x.json", "--index", "0"], "--index"),
-    (["train", "cfr", "--config", "cfr_micro.yaml", "--iterations", "0"], "--iterations"),
-    (["nashconv", "uniform", "--banker", "-1"], "--banker"),
-    (["rules", "--rules", '{"preset": '], "--rules is not a valid JSON object: Expecting value at line 1, column 12"),
-    (["eval", "greedy", "--vs", "random", "--rules", "{BAD}"], "--rules is not a valid JSON object"),
-    (["eval", "greedy", "--vs", "random", "--rules", "BAD.yaml"], "at line 2, column 2"),
-    (["train", "cfr", "--config", "BAD.yaml"], "config BAD.yaml is not valid YAML"),
-    (["eval", "ppo:GARBAGE.pt", "--vs", "random", "--deals", "1"], "is not a readable PPO checkpoint"),
-    (["bench", "--only", "nosuch"], "names are: core_hands_per_s"),
-    (["league", "random", "greedy", "--deals", "1", "--out", "FILE/x"], "--out FILE/x"),
-    (["train", "cfr", "--config", "cfr_micro.yaml", "--out", "FILE/p.npz"], "--out FILE/p.npz"),
-    (["play", "--vs", "random", "--save", "FILE/match"], "--save FILE/match"),
-    (["bench", "--save", "FILE/b"], "--save FILE/b"),
-    (["replay", "--check", "nosuch.jsonl"], "cannot read nosuch.jsonl"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["eval", "greedy", "--vs", "random", "--workers", "0"], "--workers"),
+        (["eval", "greedy", "--vs", "random", "--workers", "-3"], "--workers"),
+        (["eval", "greedy", "--vs", "random", "--seed", "-1"], "--seed"),
+        (["eval", "greedy", "--vs", "random", "--deals", "0"], "--deals"),
+        (["eval", "greedy", "--vs", "random", "--deals", "many"], "--deals"),
+        (["league", "random", "greedy", "--workers", "0"], "--workers"),
+        (["demo", "--hands", "0"], "--hands"),
+        (["tree", "--banker", "-1"], "--banker"),
+        (["perft", "x.json", "--depth", "-1"], "--depth"),
+        (["play", "--hands", "0"], "--hands"),
+        (["play", "--seed", "-5"], "--seed"),
+        (["show", "x.json", "--index", "0"], "--index"),
+        (["train", "cfr", "--config", "cfr_micro.yaml", "--iterations", "0"], "--iterations"),
+        (["nashconv", "uniform", "--banker", "-1"], "--banker"),
+        (
+            ["rules", "--rules", '{"preset": '],
+            "--rules is not a valid JSON object: Expecting value at line 1, column 12",
+        ),
+        (["eval", "greedy", "--vs", "random", "--rules", "{BAD}"], "--rules is not a valid JSON object"),
+        (["eval", "greedy", "--vs", "random", "--rules", "BAD.yaml"], "at line 2, column 2"),
+        (["train", "cfr", "--config", "BAD.yaml"], "config BAD.yaml is not valid YAML"),
+        (["eval", "ppo:GARBAGE.pt", "--vs", "random", "--deals", "1"], "is not a readable PPO checkpoint"),
+        (["bench", "--only", "nosuch"], "names are: core_hands_per_s"),
+        (["league", "random", "greedy", "--deals", "1", "--out", "FILE/x"], "--out FILE/x"),
+        (["train", "cfr", "--config", "cfr_micro.yaml", "--out", "FILE/p.npz"], "--out FILE/p.npz"),
+        (["play", "--vs", "random", "--save", "FILE/match"], "--save FILE/match"),
+        (["bench", "--save", "FILE/b"], "--save FILE/b"),
+        (["replay", "--check", "nosuch.jsonl"], "cannot read nosuch.jsonl"),
+    ],
+)
 def test_bad_inputs_get_one_short_message(argv, words, capsys, monkeypatch, tmp_path):
     """At most three lines on stderr naming what was wrong, no traceback, a non-zero exit, and no
     long work first (the league, the bench and the trainer would fail this test if started)."""
     from tiengow.agents import arena
     from tiengow.benchmarks import bench
     from tiengow.training import cfr
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "BAD.yaml").write_text(BAD_YAML)
     (tmp_path / "GARBAGE.pt").write_bytes(bytes(range(256)) * 2)
@@ -223,6 +245,7 @@ def test_bad_inputs_get_one_short_message(argv, words, capsys, monkeypatch, tmp_
 
     def no_work(*args, **kwargs):
         raise AssertionError("the work started before the bad input was refused")
+
     monkeypatch.setattr(arena, "league", no_work)
     monkeypatch.setattr(bench, "measure", no_work)
     monkeypatch.setattr(cfr, "train", no_work)
@@ -235,20 +258,24 @@ def test_bad_inputs_get_one_short_message(argv, words, capsys, monkeypatch, tmp_
 def test_parse_errors_are_one_line_in_the_common_form(capsys):
     status, _, err = run(capsys, "eval", "greedy", "--vs", "random", "--workers", "0")
     assert status == 2
-    assert err == ("tiengow: error: argument --workers: must be an integer from 1 to 256, got 0 "
-                   "(see tiengow eval --help)\n")
+    assert err == (
+        "tiengow: error: argument --workers: must be an integer from 1 to 256, got 0 (see tiengow eval --help)\n"
+    )
 
 
 def test_version(capsys):
     from tiengow_env import __version__
+
     status, out, _ = run(capsys, "--version")
     assert status == 0 and out == f"tiengow {__version__}\n"
 
 
 def test_python_dash_m_tiengow_is_the_command(tmp_path):
     from tiengow_env import __version__
-    done = subprocess.run([sys.executable, "-m", "tiengow", "--version"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tiengow", "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and done.stdout == f"tiengow {__version__}\n", done.stderr
 
 
@@ -282,8 +309,9 @@ def test_replay_check_reports_each_disagreement(tmp_path, capsys):
     wrong_tricks["expected"]["tricks"][0]["winner"] = (wrong_tricks["expected"]["tricks"][0]["winner"] + 1) % 4
     must_refuse = {"record": good[0]["record"], "error": True, "reason": "a test says so"}
     path = tmp_path / "check.jsonl"
-    path.write_text("\n".join(json.dumps(x) for x in [good[0], wrong_net, wrong_tricks, must_refuse, {"x": 1}])
-                    + "\nnot json\n")
+    path.write_text(
+        "\n".join(json.dumps(x) for x in [good[0], wrong_net, wrong_tricks, must_refuse, {"x": 1}]) + "\nnot json\n"
+    )
     status, out, _ = run(capsys, "replay", "--check", str(path))
     lines = out.splitlines()
     assert status == 1
@@ -301,6 +329,7 @@ def test_a_cold_numba_cache_is_detected(monkeypatch, tmp_path):
     from tiengow.cli import core_cache_is_cold
     from tiengow_env import _kernels
     from tiengow_env.game import Game
+
     Game(seed=0)  # deals: the core kernel is compiled and cached, if it was not yet
     assert _kernels.deal.signatures and core_cache_is_cold() is False
     index = _kernels.deal._cache._cache_file
@@ -314,6 +343,7 @@ def test_a_cold_numba_cache_is_detected(monkeypatch, tmp_path):
 @pytest.mark.parametrize("tty, cold, said", [(True, True, True), (True, False, False), (False, True, False)])
 def test_the_compiling_notice_only_on_a_terminal_with_a_cold_cache(tty, cold, said, monkeypatch):
     from tiengow import cli
+
     err = io.StringIO()
     err.isatty = lambda: tty
     monkeypatch.setattr(sys, "stderr", err)
@@ -348,32 +378,49 @@ def test_bench_writes_its_table_where_asked_only(tmp_path, capsys, monkeypatch):
     assert status == 0 and (tmp_path / "mine" / "latest.md").read_text().startswith("`tiengow bench --quick")
 
 
-@pytest.mark.parametrize("failure, status, words", [
-    (TypeError("a bug"), 70, "tiengow: internal error: TypeError: a bug (a bug in tiengow; TIENGOW_DEBUG=1 shows"),
-    (OSError(28, "No space left on device", "runs/x.json"), 1, "tiengow: error: No space left on device (runs/x.json)"),
-])
+@pytest.mark.parametrize(
+    "failure, status, words",
+    [
+        (TypeError("a bug"), 70, "tiengow: internal error: TypeError: a bug (a bug in tiengow; TIENGOW_DEBUG=1 shows"),
+        (
+            OSError(28, "No space left on device", "runs/x.json"),
+            1,
+            "tiengow: error: No space left on device (runs/x.json)",
+        ),
+    ],
+)
 def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, monkeypatch, failure, status, words):
     from tiengow import cli
 
     def broken(args):
         raise failure
+
     monkeypatch.setitem(cli.COMMANDS, "rules", broken)
     monkeypatch.delenv("TIENGOW_DEBUG", raising=False)
     code, out, err = run(capsys, "rules")
     assert code == status and err.startswith(words) and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["demo", "--hands", "0"], "argument --hands: must be an integer from 1 to 10,000,000, got 0"),
-    (["demo", "--seed", str(2**64)], "argument --seed: must be an integer >= 0 and at most 2^63 - 1"),
-    (["eval", "greedy", "--vs", "random", "--seed", "9" * 5000], "got a 5000-digit number"),
-    (["eval", "greedy:", "--vs", "random"], "agent spec 'greedy:' ends with ':' and nothing after it"),
-    (["eval", "pimc:8:epsilon=0.1:epsilon=0.2", "--vs", "random"], "epsilon is given twice"),
-    (["league", "greedy", "greedy", "random", "--deals", "1"], "a league lists each agent once; 'greedy' is given 2"),
-    (["league", "greedy", "random", "--deals", "1", "--out", ""], "--out: give a file path, got ''"),
-    (["league", "greedy", "random", "--deals", "1", "--out", "/proc/x"], "--out /proc/x: the folder /proc does not"),
-    (["bench", "--quick", "--save", "dir/"], "--save dir/: is a folder; give a file path"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["demo", "--hands", "0"], "argument --hands: must be an integer from 1 to 10,000,000, got 0"),
+        (["demo", "--seed", str(2**64)], "argument --seed: must be an integer >= 0 and at most 2^63 - 1"),
+        (["eval", "greedy", "--vs", "random", "--seed", "9" * 5000], "got a 5000-digit number"),
+        (["eval", "greedy:", "--vs", "random"], "agent spec 'greedy:' ends with ':' and nothing after it"),
+        (["eval", "pimc:8:epsilon=0.1:epsilon=0.2", "--vs", "random"], "epsilon is given twice"),
+        (
+            ["league", "greedy", "greedy", "random", "--deals", "1"],
+            "a league lists each agent once; 'greedy' is given 2",
+        ),
+        (["league", "greedy", "random", "--deals", "1", "--out", ""], "--out: give a file path, got ''"),
+        (
+            ["league", "greedy", "random", "--deals", "1", "--out", "/proc/x"],
+            "--out /proc/x: the folder /proc does not",
+        ),
+        (["bench", "--quick", "--save", "dir/"], "--save dir/: is a folder; give a file path"),
+    ],
+)
 def test_bad_numbers_specs_and_outputs_are_refused_up_front(capsys, argv, words):
     code, out, err = run(capsys, *argv)
     assert code == 2 and words in err and err.count("\n") == 1 and not out
@@ -391,6 +438,7 @@ def test_eval_json_is_strict_json_for_a_single_deal(capsys):
 
 def test_replay_check_refuses_a_malformed_expectation(tmp_path, capsys):
     from conftest import RECORDS
+
     record = json.loads(RECORDS.read_text().splitlines()[0])["record"]
     lines = [{"record": record, "expected": x} for x in ("net", {"tricks": 5}, {}, {"colums": [1, 2, 3, 4]})]
     path = tmp_path / "check.jsonl"

@@ -1,6 +1,7 @@
 """What the command line writes, and when it checks: outputs are checked before the work and
 made after the inputs are read, a path given with --out is taken as it is, a run never writes
 over another run's logs, and no input (a closed stream, an odd checkpoint) is an internal error."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,18 @@ torch = pytest.importorskip("torch")
 from tiengow import cli  # noqa: E402
 from tiengow.agents.ppo import DEFAULT_POLICY  # noqa: E402
 
-TINY = ["--set", "num_envs=16", "--set", "rollout_steps=16", "--set", "total_steps=256", "--set", "eval_interval=0",
-        "--set", "hidden=16"]
+TINY = [
+    "--set",
+    "num_envs=16",
+    "--set",
+    "rollout_steps=16",
+    "--set",
+    "total_steps=256",
+    "--set",
+    "eval_interval=0",
+    "--set",
+    "hidden=16",
+]
 
 
 def one_line_error(capsys, *argv: str) -> str:
@@ -61,8 +72,7 @@ def test_inputs_are_read_before_any_folder_is_made(tmp_path, capsys, monkeypatch
     err = one_line_error(capsys, "train", "ppo", "--resume", str(tmp_path / "missing.pt"))
     assert not (tmp_path / "runs").exists()
     micro = tmp_path / "micro.pt"
-    assert cli.main(["train", "ppo", *TINY, "--set", "rules=micro", "--set", "hidden=256",
-                     "--out", str(micro)]) == 0
+    assert cli.main(["train", "ppo", *TINY, "--set", "rules=micro", "--set", "hidden=256", "--out", str(micro)]) == 0
     capsys.readouterr()
     err = one_line_error(capsys, "exploit", "random", "--warm-start", str(micro), "--minutes", "0.1")
     assert "does not fit this run's rules, hidden and layers (size mismatch for" in err
@@ -70,18 +80,28 @@ def test_inputs_are_read_before_any_folder_is_made(tmp_path, capsys, monkeypatch
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc, a folder that takes no new files")
-@pytest.mark.parametrize("argv", [["league", "random", "greedy", "--deals", "1"],
-                                  ["bench", "--quick", "--only", "memory"],
-                                  ["train", "distill", "--set", "teacher=pimc:2", "--set", "hands=2"]],
-                         ids=["league", "bench", "distill"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["league", "random", "greedy", "--deals", "1"],
+        ["bench", "--quick", "--only", "memory"],
+        ["train", "distill", "--set", "teacher=pimc:2", "--set", "hands=2"],
+    ],
+    ids=["league", "bench", "distill"],
+)
 def test_a_default_folder_that_cannot_be_made_is_refused_first(argv, capsys, monkeypatch):
     monkeypatch.chdir("/proc")
     err = one_line_error(capsys, *argv)
     assert "the default output folder runs/" in err and "cannot be created" in err
 
 
-@pytest.mark.parametrize("argv, suffix", [(["league", "random", "greedy", "--deals", "1", "--out"], ".png"),
-                                          (["bench", "--quick", "--only", "memory", "--save"], ".md")])
+@pytest.mark.parametrize(
+    "argv, suffix",
+    [
+        (["league", "random", "greedy", "--deals", "1", "--out"], ".png"),
+        (["bench", "--quick", "--only", "memory", "--save"], ".md"),
+    ],
+)
 def test_every_file_of_an_output_is_checked_first(argv, suffix, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     (tmp_path / f"z{suffix}").mkdir()
@@ -90,8 +110,13 @@ def test_every_file_of_an_output_is_checked_first(argv, suffix, tmp_path, capsys
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"z{suffix}"]
 
 
-@pytest.mark.parametrize("change, words", [("intkey", "entries are named by text, got int 3"),
-                                           ("meta", "tensor in memory, got a torch.float32 tensor on meta")])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ("intkey", "entries are named by text, got int 3"),
+        ("meta", "tensor in memory, got a torch.float32 tensor on meta"),
+    ],
+)
 def test_odd_checkpoints_are_refused(change, words, tmp_path, capsys):
     data = torch.load(DEFAULT_POLICY, weights_only=True)
     model = dict(data["model"])
@@ -106,8 +131,7 @@ def test_odd_checkpoints_are_refused(change, words, tmp_path, capsys):
 
 @pytest.mark.parametrize("closed", ["<&-", ">&-"])
 def test_a_closed_standard_stream_is_not_an_internal_error(closed, tmp_path):
-    command = (f"{sys.executable} -m tiengow.cli play --vs random --seed 1 --hands 1 --save {tmp_path / 'p'} "
-               f"{closed}")
+    command = f"{sys.executable} -m tiengow.cli play --vs random --seed 1 --hands 1 --save {tmp_path / 'p'} {closed}"
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
 
@@ -121,6 +145,7 @@ def test_a_pipe_is_refused_before_it_is_opened(tmp_path, capsys):
 
 def test_config_names_and_settings_are_read_as_people_mean_them(tmp_path, capsys, monkeypatch):
     from tiengow.training.config import parse_overrides, read_settings
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ppo").mkdir()  # a folder named like a shipped config does not hide it
     assert read_settings("ppo")["hidden"] > 0

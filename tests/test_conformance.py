@@ -1,5 +1,6 @@
 """Every line of the conformance records (tests/data/conformance.jsonl), through `replay` and
 through the CLI; and the copy is current when the rules contract's own file is beside the checkout."""
+
 import json
 import subprocess
 import sys
@@ -27,8 +28,9 @@ def test_cli_replays_the_whole_file(records_path, tmp_path):
     lines = conformance_lines()
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(line["record"]) + "\n" for line in lines))
-    run = subprocess.run([sys.executable, "-m", "tiengow.cli", "replay", str(path)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "tiengow.cli", "replay", str(path)], capture_output=True, text=True, check=False
+    )
     assert run.returncode == 2  # the file holds illegal records too
     assert "Traceback" not in run.stderr
     out = [json.loads(o) for o in run.stdout.splitlines()]
@@ -48,5 +50,7 @@ def test_the_copy_has_every_record_of_the_contract():
     ours = {json.dumps(line, sort_keys=True) for line in conformance_lines()}
     theirs = read_jsonl(SHARED_RECORDS)
     missing = [n for n, line in enumerate(theirs, 1) if json.dumps(line, sort_keys=True) not in ours]
-    assert not missing, (f"{len(missing)} lines of {SHARED_RECORDS} (first: line {missing[0]}) are not in {RECORDS}: "
-                         f"cp {SHARED_RECORDS} {RECORDS}")
+    assert not missing, (
+        f"{len(missing)} lines of {SHARED_RECORDS} (first: line {missing[0]}) are not in {RECORDS}: "
+        f"cp {SHARED_RECORDS} {RECORDS}"
+    )

@@ -5,6 +5,7 @@ decision of 40 standard and 10 hongkong hands per bot (40 micro hands for the mi
 all seats played by the bot. The default run replays every hand of the fast bots and the first
 hands of the search bots (tens of milliseconds a decision); ``-m slow`` replays all of them.
 """
+
 import importlib.util
 import json
 from pathlib import Path

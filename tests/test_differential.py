@@ -3,6 +3,7 @@
 At every decision of thousands of random hands, both engines must offer the same set of
 decisions (kind, multiset of tile types), and every hand must end with the same result.
 """
+
 import numpy as np
 import pytest
 
@@ -12,10 +13,21 @@ from tiengow_env.game import Game
 from tiengow_env.reference import RefGame
 from tiengow_env.tiles import mask_types
 
-PRESETS = ["standard", "culin1895", "hongkong", "three_player", "micro", "seed001",
-           {"one_red_dot": "choice"}, {"must_beat_if_able": True}, {"civilian_triplets": True},
-           {"combos": "pairs_only"}, {"deck": "24_weakened_military"}, {"deck": "24_reduced_populace"},
-           {"first_lead": "heaven_holder", "early_death": False}]
+PRESETS = [
+    "standard",
+    "culin1895",
+    "hongkong",
+    "three_player",
+    "micro",
+    "seed001",
+    {"one_red_dot": "choice"},
+    {"must_beat_if_able": True},
+    {"civilian_triplets": True},
+    {"combos": "pairs_only"},
+    {"deck": "24_weakened_military"},
+    {"deck": "24_reduced_populace"},
+    {"first_lead": "heaven_holder", "early_death": False},
+]
 HANDS_PER_PRESET = 800  # 13 presets: over 10,000 hands in all
 
 

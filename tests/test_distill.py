@@ -1,4 +1,5 @@
 """``tiengow train distill``: a search bot's choices distilled into a PPO network."""
+
 import re
 from pathlib import Path
 
@@ -86,19 +87,22 @@ def test_fit_learns_a_teacher_and_kl_holds_the_student_back():
     assert free["agreement_before"] == held["agreement_before"]  # the same held-out split (fit_seed)
 
 
-@pytest.mark.parametrize("setting, message", [
-    ("hands=0", "hands must be a whole number from 1 to 200,000"),
-    ("workers=1 hands=100001", "hands: at most 100,000 a worker, got 100,001 for 1 worker"),
-    ("workers=3", "hands: at least one per worker, got 2 for 3 workers"),
-    ("teacher=greedy", "teacher must be a search bot's spec"),
-    ("teacher=pimc:x", "pimc"),
-    ("student=missing.pt", "PPO checkpoint missing.pt does not exist"),
-    ("kl=-1", "kl must be a finite number >= 0"),
-    ("validation=0.9", "validation must be a number from 0 to 0.5"),
-    ("lr=0", "lr must be a finite number > 0"),
-    ("out=nowhere/", "is a folder; give a file path"),
-    ("bogus=1", "unknown setting 'bogus'"),
-])
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("hands=0", "hands must be a whole number from 1 to 200,000"),
+        ("workers=1 hands=100001", "hands: at most 100,000 a worker, got 100,001 for 1 worker"),
+        ("workers=3", "hands: at least one per worker, got 2 for 3 workers"),
+        ("teacher=greedy", "teacher must be a search bot's spec"),
+        ("teacher=pimc:x", "pimc"),
+        ("student=missing.pt", "PPO checkpoint missing.pt does not exist"),
+        ("kl=-1", "kl must be a finite number >= 0"),
+        ("validation=0.9", "validation must be a number from 0 to 0.5"),
+        ("lr=0", "lr must be a finite number > 0"),
+        ("out=nowhere/", "is a folder; give a file path"),
+        ("bogus=1", "unknown setting 'bogus'"),
+    ],
+)
 def test_bad_settings_are_refused_before_any_work(setting, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     sets = [part for item in setting.split(" ") for part in ("--set", item)]
@@ -110,24 +114,30 @@ def test_bad_settings_are_refused_before_any_work(setting, message, tmp_path, mo
 
 def damaged_students(folder: Path) -> dict[str, Path]:
     """Copies of the shipped ppo checkpoint, each damaged one way."""
+
     def variant(name, change):
         data = torch.load(str(DEFAULT_POLICY), weights_only=True)
         change(data)
         torch.save(data, folder / f"{name}.pt")
         return folder / f"{name}.pt"
 
-    return {"norules": variant("norules", lambda d: d["config"].pop("rules")),
-            "nan": variant("nan", lambda d: d["model"]["policy.weight"].__setitem__((0, 0), float("nan"))),
-            "novalue": variant("novalue", lambda d: [d["model"].pop(k) for k in ("value.weight", "value.bias")]),
-            "badconfig": variant("badconfig", lambda d: d["config"].__setitem__("lr", "fast"))}
+    return {
+        "norules": variant("norules", lambda d: d["config"].pop("rules")),
+        "nan": variant("nan", lambda d: d["model"]["policy.weight"].__setitem__((0, 0), float("nan"))),
+        "novalue": variant("novalue", lambda d: [d["model"].pop(k) for k in ("value.weight", "value.bias")]),
+        "badconfig": variant("badconfig", lambda d: d["config"].__setitem__("lr", "fast")),
+    }
 
 
-@pytest.mark.parametrize("name, message", [
-    ("norules", "student norules.pt: its config names no rules"),
-    ("nan", "student nan.pt: the model weights are not all finite numbers"),
-    ("novalue", "student novalue.pt has no value head"),
-    ("badconfig", "student badconfig.pt: its config is not a tiengow train ppo config (lr must be"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("norules", "student norules.pt: its config names no rules"),
+        ("nan", "student nan.pt: the model weights are not all finite numbers"),
+        ("novalue", "student novalue.pt has no value head"),
+        ("badconfig", "student badconfig.pt: its config is not a tiengow train ppo config (lr must be"),
+    ],
+)
 def test_a_damaged_student_is_refused_before_labelling(name, message, tmp_path, monkeypatch, capsys):
     # these were found after the labelling (45 minutes at the default hands), as a KeyError for
     # the missing rules, or not at all for nan weights, which were trained on and written

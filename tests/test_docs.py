@@ -3,6 +3,7 @@ first; every Python and shell block of the README, the docs and the model cards 
 (quick ones here, long ones with -m slow, marked as CONTRIBUTING.md says); every table agrees with
 its records; the site builds with --strict, its internal links resolve, and Chromium opens its
 pages without console errors."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,11 @@ from tiengow.benchmarks import render
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "agents" / "policies").glob("*.md"))]
-BLOCK = re.compile(r"(?:<!-- (?P<mark>slow|skip): (?P<reason>[^>]*?) -->\n)?"
-                   r"```(?P<lang>[a-z]*)[^\n]*\n(?P<code>.*?)```", re.S)
+BLOCK = re.compile(
+    r"(?:<!-- (?P<mark>slow|skip): (?P<reason>[^>]*?) -->\n)?"
+    r"```(?P<lang>[a-z]*)[^\n]*\n(?P<code>.*?)```",
+    re.S,
+)
 RUNNABLE = {"python", "bash", "sh"}
 
 
@@ -70,6 +74,7 @@ def test_the_readme_links_resolve():
 
 def test_the_citation_names_this_version():
     import tiengow_env
+
     text = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
     assert re.search(r"^cff-version: 1\.2\.0$", text, re.M)
     assert re.search(rf"^version: {re.escape(tiengow_env.__version__)}$", text, re.M)
@@ -88,16 +93,32 @@ def test_code_block_runs_as_pasted(lang, code, tmp_path):
 
 # ----------------------------------------------------------------------------- figures are data
 def test_every_table_agrees_with_its_records():
-    stale = {str(path.relative_to(ROOT)): render.stale_tables(path, ROOT / "benchmarks" / "results")
-             for path in render.default_files(ROOT)}
+    stale = {
+        str(path.relative_to(ROOT)): render.stale_tables(path, ROOT / "benchmarks" / "results")
+        for path in render.default_files(ROOT)
+    }
     stale = {path: names for path, names in stale.items() if names}
     assert not stale, f"tables differ from their records: {stale}; run python -m tiengow.benchmarks.render"
 
 
-MATCH = {"kind": "match", "command": "tiengow eval champion --vs search --deals 500 --seed 1", "version": "0.2.0",
-         "commit": "abc1234", "date": "2026-12-05", "rules": "standard", "candidate": "champion", "opponent": "search",
-         "baseline": None, "seed": 1, "deals": 500, "mean": 0.534, "ci95": [0.171, 0.893], "sprt": None,
-         "ms_per_decision": {"champion": 22.24, "search": 18.0}, "machine": {"cores": 2}}
+MATCH = {
+    "kind": "match",
+    "command": "tiengow eval champion --vs search --deals 500 --seed 1",
+    "version": "0.2.0",
+    "commit": "abc1234",
+    "date": "2026-12-05",
+    "rules": "standard",
+    "candidate": "champion",
+    "opponent": "search",
+    "baseline": None,
+    "seed": 1,
+    "deals": 500,
+    "mean": 0.534,
+    "ci95": [0.171, 0.893],
+    "sprt": None,
+    "ms_per_decision": {"champion": 22.24, "search": 18.0},
+    "machine": {"cores": 2},
+}
 
 
 def records_folder(tmp_path: Path, matches: list[dict] = (), experiments: dict[str, object] = None) -> Path:
@@ -112,20 +133,30 @@ def records_folder(tmp_path: Path, matches: list[dict] = (), experiments: dict[s
 
 
 def test_the_ladder_is_its_records_strongest_first(tmp_path):
-    weaker = {**MATCH, "candidate": "ppo", "opponent": "expert", "mean": 2.73, "ci95": [-0.5, 5.0],
-              "command": "tiengow eval ppo --vs expert"}
+    weaker = {
+        **MATCH,
+        "candidate": "ppo",
+        "opponent": "expert",
+        "mean": 2.73,
+        "ci95": [-0.5, 5.0],
+        "command": "tiengow eval ppo --vs expert",
+    }
     results = records_folder(tmp_path, [weaker, MATCH])
     page = "a\n<!-- table:ladder -->\nold\n<!-- /table -->\nb\n"
     out = render.render_text(page, results)
     rows = [line for line in out.splitlines() if line.startswith("| `")]
-    assert rows[0] == ("| `champion` | `search` | +0.53 | [+0.17, +0.89] | 500 | 22.2 |  | "
-                       "`tiengow eval champion --vs search --deals 500 --seed 1` |")
+    assert rows[0] == (
+        "| `champion` | `search` | +0.53 | [+0.17, +0.89] | 500 | 22.2 |  | "
+        "`tiengow eval champion --vs search --deals 500 --seed 1` |"
+    )
     assert rows[1].startswith("| `ppo` | `expert` | +2.73 | [-0.50, +5.00] |")
     assert out.startswith("a\n<!-- table:ladder -->\n") and out.endswith("<!-- /table -->\nb\n")
     only = render.render_text("<!-- table:ladder candidate=ppo -->\n<!-- /table -->", results)
     assert "`champion`" not in only and "`ppo`" in only
-    assert render.render_text("<!-- table:ladder -->\n<!-- /table -->", records_folder(tmp_path / "none")) == \
-        "<!-- table:ladder -->\n*No records yet.*\n<!-- /table -->"
+    assert (
+        render.render_text("<!-- table:ladder -->\n<!-- /table -->", records_folder(tmp_path / "none"))
+        == "<!-- table:ladder -->\n*No records yet.*\n<!-- /table -->"
+    )
 
 
 def test_a_stale_table_is_named(tmp_path):
@@ -138,23 +169,39 @@ def test_a_stale_table_is_named(tmp_path):
     assert render.stale_tables(page, results) == [] and "+0.53" in page.read_text()
 
 
-@pytest.mark.parametrize(("page", "message"), [
-    ("<!-- table:nonsense -->\n<!-- /table -->", "unknown table 'nonsense'"),
-    ("<!-- table:ladder rows -->\n<!-- /table -->", "table option 'rows' is not KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        ("<!-- table:nonsense -->\n<!-- /table -->", "unknown table 'nonsense'"),
+        ("<!-- table:ladder rows -->\n<!-- /table -->", "table option 'rows' is not KEY=VALUE"),
+    ],
+)
 def test_a_bad_marker_is_one_clear_error(page, message, tmp_path):
     with pytest.raises(ValueError, match=re.escape(message)):
         render.render_text(page, records_folder(tmp_path), "page.md")
 
 
 def test_experiments_render_whatever_shape_they_have(tmp_path):
-    results = records_folder(tmp_path, experiments={
-        "a-one.json": {"spec": "pimc:64:beta=1", "opponent": "pimc", "seeds": [100], "deals": 200, "result": -0.67,
-                       "ci95": [-1.36, 0.02], "notes": "no gain"},
-        "b-list.json": [{"name": "x", "mean": 0.1}, {"name": "y", "command": "tiengow eval y --vs z"}],
-        "c-group.json": {"title": "Screens", "notes": "read champion as champion:locate=0", "records": [
-            {"name": "r", "columns": {"match": "r", "chips": "+0.50"}, "source": "card line 5"}]},
-    })
+    results = records_folder(
+        tmp_path,
+        experiments={
+            "a-one.json": {
+                "spec": "pimc:64:beta=1",
+                "opponent": "pimc",
+                "seeds": [100],
+                "deals": 200,
+                "result": -0.67,
+                "ci95": [-1.36, 0.02],
+                "notes": "no gain",
+            },
+            "b-list.json": [{"name": "x", "mean": 0.1}, {"name": "y", "command": "tiengow eval y --vs z"}],
+            "c-group.json": {
+                "title": "Screens",
+                "notes": "read champion as champion:locate=0",
+                "records": [{"name": "r", "columns": {"match": "r", "chips": "+0.50"}, "source": "card line 5"}],
+            },
+        },
+    )
     out = render.render_text("<!-- table:experiments -->\n<!-- /table -->", results)
     assert "| pimc:64:beta=1 | pimc | [100] | 200 | -0.67 | [-1.36, +0.02] | no gain |" in out
     assert "| x | +0.10 |  |" in out and "`tiengow eval y --vs z`" in out
@@ -167,15 +214,33 @@ def test_experiments_render_whatever_shape_they_have(tmp_path):
 
 
 def test_the_agents_reference_follows_the_catalogue_schema():
-    sample = {"agents": [
-        {"name": "pimc", "kind": "search", "usage": "pimc[:SAMPLES][:KEY=VALUE]...",
-         "description": "determinized search",
-         "options": [{"key": "samples", "type": "int", "default": 32, "range": "1..10^7", "doc": "worlds a decision"},
-                     {"key": "rollout", "type": "str", "default": "greedy", "range": "random|greedy|expert",
-                      "doc": "who plays the rollouts"}]},
-        {"name": "random", "kind": "heuristic", "usage": "random", "description": "a random legal action",
-         "options": []},
-    ]}
+    sample = {
+        "agents": [
+            {
+                "name": "pimc",
+                "kind": "search",
+                "usage": "pimc[:SAMPLES][:KEY=VALUE]...",
+                "description": "determinized search",
+                "options": [
+                    {"key": "samples", "type": "int", "default": 32, "range": "1..10^7", "doc": "worlds a decision"},
+                    {
+                        "key": "rollout",
+                        "type": "str",
+                        "default": "greedy",
+                        "range": "random|greedy|expert",
+                        "doc": "who plays the rollouts",
+                    },
+                ],
+            },
+            {
+                "name": "random",
+                "kind": "heuristic",
+                "usage": "random",
+                "description": "a random legal action",
+                "options": [],
+            },
+        ]
+    }
     out = render.agents_reference(sample)
     assert "### `pimc`" in out and "Spec: `pimc[:SAMPLES][:KEY=VALUE]...`" in out
     assert "| `samples` | int | `32` | 1..10^7 | worlds a decision |" in out
@@ -188,9 +253,12 @@ def test_the_agents_reference_follows_the_catalogue_schema():
 def test_the_speed_rows_come_from_the_newest_bench_record(tmp_path):
     results = records_folder(tmp_path)
     old = {"core_hands_per_s": 1.0, "aec_steps_per_s": 1.0, "peers": {}, "machine": {"date": "2020"}}
-    new = {"core_hands_per_s": 600000.0, "aec_steps_per_s": 80000.0, "machine": {"processor": "x86_64", "cores": 2,
-           "date": "2026"}, "peers": {"openspiel_oh_hell_cpp_games_per_s": 30000.0,
-                                      "pettingzoo_leduc_aec_steps_per_s": 10000.0}}
+    new = {
+        "core_hands_per_s": 600000.0,
+        "aec_steps_per_s": 80000.0,
+        "machine": {"processor": "x86_64", "cores": 2, "date": "2026"},
+        "peers": {"openspiel_oh_hell_cpp_games_per_s": 30000.0, "pettingzoo_leduc_aec_steps_per_s": 10000.0},
+    }
     (results / "a.json").write_text(json.dumps(new))
     (results / "b.json").write_text(json.dumps(old))
     out = render.render_text("<!-- table:speed -->\n<!-- /table -->", results)
@@ -218,10 +286,13 @@ def test_examples_are_listed_and_copied(tmp_path, capsys):
     assert cli.main(["replay", "--check", str(tmp_path / "mine" / "check.jsonl")]) == 0
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda d: (d / "x").write_text("no"), "is a file; expected a folder"),
-    (lambda d: (d / "x").mkdir() or (d / "x" / "hand.json").write_text("mine"), "hand.json exists"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: (d / "x").write_text("no"), "is a file; expected a folder"),
+        (lambda d: (d / "x").mkdir() or (d / "x" / "hand.json").write_text("mine"), "hand.json exists"),
+    ],
+)
 def test_examples_never_overwrite(make, message, tmp_path, capsys):
     make(tmp_path)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
@@ -237,8 +308,14 @@ def site(tmp_path_factory) -> Path:
     """The site built with ``mkdocs build --strict`` into a temporary folder."""
     pytest.importorskip("mkdocs", reason="the docs tests need the docs extra: pip install -e '.[docs]'")
     out = tmp_path_factory.mktemp("site")
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return out
 
@@ -260,8 +337,9 @@ class Links(HTMLParser):
 
 def test_the_site_builds_and_every_internal_link_resolves(site):
     pages = sorted(site.rglob("*.html"))
-    assert {"index.html", "rules/index.html", "api/tiengow_env/index.html", "experiments/index.html"} <= \
-        {str(p.relative_to(site)) for p in pages}
+    assert {"index.html", "rules/index.html", "api/tiengow_env/index.html", "experiments/index.html"} <= {
+        str(p.relative_to(site)) for p in pages
+    }
     parsed = {}
     for page in pages:
         parser = Links()
@@ -279,12 +357,16 @@ def test_the_site_builds_and_every_internal_link_resolves(site):
                 target = target / "index.html"
             if not target.exists():
                 broken.append(f"{page.relative_to(site)} -> {link}")
-            elif parts.fragment and target.suffix == ".html" and target in parsed and \
-                    parts.fragment not in parsed[target].ids:
+            elif (
+                parts.fragment
+                and target.suffix == ".html"
+                and target in parsed
+                and parts.fragment not in parsed[target].ids
+            ):
                 broken.append(f"{page.relative_to(site)} -> {link} (no such anchor)")
     assert not broken, broken[:20]
     rules = (site / "rules" / "index.html").read_text(encoding="utf-8")
-    assert rules.count("<svg width=\"40\"") == 21 and "culin1895" in rules
+    assert rules.count('<svg width="40"') == 21 and "culin1895" in rules
 
 
 CHROMIUM = os.environ.get("TIENGOW_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -302,14 +384,25 @@ def test_the_site_opens_in_chromium_without_console_errors(site, tmp_path):
     errors: list[str] = []
     try:
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync"])
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                ],
+            )
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
-            for path, name, text in (("", "home", "tiengow"), ("rules/", "rules", "Settlement"),
-                                     ("api/tiengow_env/", "api", "tiengow_env.game")):
+            for path, name, text in (
+                ("", "home", "tiengow"),
+                ("rules/", "rules", "Settlement"),
+                ("api/tiengow_env/", "api", "tiengow_env.game"),
+            ):
                 page.goto(url + path)
                 page.wait_for_load_state("networkidle")
                 assert text in page.inner_text("article")

@@ -1,6 +1,7 @@
 """A key given twice in any input (a record, a rules file, a config, --rules, --set, a CFR
 policy's meta, an HTTP body) is refused with a message naming the key, never read as its last
 value: which of the two the writer meant is unknown, and RULES.md refuses unknown keys too."""
+
 from __future__ import annotations
 
 import json
@@ -64,14 +65,26 @@ def test_a_nested_key_twice_in_an_action_is_refused_too(tmp_path):
     assert isinstance(record, RecordError) and "'seat' appears twice" in str(record)
 
 
-@pytest.mark.parametrize("suffix, text, says", [
-    (".yaml", "deck: micro\nlast_trick_bonus: false\nlast_trick_bonus: true\n",
-     "the key 'last_trick_bonus' appears twice at line 3, column 1"),
-    (".json", '{"deck": "micro", "last_trick_bonus": false, "last_trick_bonus": true}',
-     "the key 'last_trick_bonus' appears twice in one object"),
-    (".toml", 'deck = "micro"\nlast_trick_bonus = false\nlast_trick_bonus = true\n',
-     "Cannot overwrite a value (at line 3, column 24)"),  # tomllib's own words
-])
+@pytest.mark.parametrize(
+    "suffix, text, says",
+    [
+        (
+            ".yaml",
+            "deck: micro\nlast_trick_bonus: false\nlast_trick_bonus: true\n",
+            "the key 'last_trick_bonus' appears twice at line 3, column 1",
+        ),
+        (
+            ".json",
+            '{"deck": "micro", "last_trick_bonus": false, "last_trick_bonus": true}',
+            "the key 'last_trick_bonus' appears twice in one object",
+        ),
+        (
+            ".toml",
+            'deck = "micro"\nlast_trick_bonus = false\nlast_trick_bonus = true\n',
+            "Cannot overwrite a value (at line 3, column 24)",
+        ),  # tomllib's own words
+    ],
+)
 def test_a_rules_file_with_a_switch_twice_is_refused(tmp_path, capsys, suffix, text, says):
     path = tmp_path / f"rules{suffix}"
     path.write_text(text)
@@ -85,15 +98,19 @@ def test_a_rules_file_with_a_switch_twice_is_refused(tmp_path, capsys, suffix, t
 def test_rules_given_as_json_on_the_command_line_with_a_switch_twice_are_refused(capsys):
     spec = '{"deck": "micro", "shutout_bonus": true, "shutout_bonus": false}'
     assert cli.main(["eval", "random", "--vs", "random", "--deals", "1", "--rules", spec]) == 2
-    assert capsys.readouterr().err.strip() == ("tiengow: error: --rules is not a valid JSON object: "
-                                               "the key 'shutout_bonus' appears twice in one object")
+    assert capsys.readouterr().err.strip() == (
+        "tiengow: error: --rules is not a valid JSON object: the key 'shutout_bonus' appears twice in one object"
+    )
 
 
 def test_a_config_or_an_override_with_a_setting_twice_is_refused(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text("lr: 1.0e-4\nminibatches: 4\nlr: 2.0e-4\n")
-    with pytest.raises(ValueError, match=r"config .*mine.yaml is not valid YAML: the key 'lr' appears twice "
-                                         r"at line 3, column 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"config .*mine.yaml is not valid YAML: the key 'lr' appears twice "
+        r"at line 3, column 1",
+    ):
         read_settings(str(path))
     with pytest.raises(ValueError, match=r"--set 'pool_weights=\{greedy: 1, greedy: 2\}': .*'greedy' appears twice"):
         parse_overrides(["pool_weights={greedy: 1, greedy: 2}"])
@@ -103,7 +120,15 @@ def test_a_config_or_an_override_with_a_setting_twice_is_refused(tmp_path):
 def test_a_cfr_policy_whose_meta_has_a_key_twice_is_refused(tmp_path):
     path = tmp_path / "policy.npz"
     meta = '{"rules": {"deck": "micro"}, "rules": {"deck": "standard"}}'
-    np.savez(path, format=np.array(FORMAT), version=np.array(VERSION), kind=np.array("tabular"),
-             meta=np.array(meta), policy=np.zeros(3), fingerprint=np.zeros(3), banker=np.array(0))
+    np.savez(
+        path,
+        format=np.array(FORMAT),
+        version=np.array(VERSION),
+        kind=np.array("tabular"),
+        meta=np.array(meta),
+        policy=np.zeros(3),
+        fingerprint=np.zeros(3),
+        banker=np.array(0),
+    )
     with pytest.raises(ValueError, match="the 'meta' entry is not a valid JSON object: the key 'rules' appears twice"):
         load_policy(str(path))

@@ -1,5 +1,6 @@
 """The environments against their APIs: PettingZoo's api_test and seed_test, Gymnasium's
 check_env, the vector env's arrays, and the handling of bad input."""
+
 from __future__ import annotations
 
 import subprocess
@@ -42,6 +43,7 @@ def test_pettingzoo_seed(rules):
 def test_module_layout():
     assert tiengow_env.tiengow_v0 is tiengow_v0
     from tiengow_env import tiengow_v0 as again
+
     assert again.raw_env is tiengow_v0.raw_env
     raw = tiengow_v0.raw_env()
     assert raw.metadata["name"] == "tiengow_v0" and raw.possible_agents == [f"player_{s}" for s in range(4)]
@@ -71,8 +73,11 @@ def test_raw_env_refuses_illegal_actions():
     env = tiengow_v0.raw_env()
     env.reset(seed=ILLEGAL_SEED)
     before = env.session.state.copy()
-    with pytest.raises(ValueError, match=rf"action 0 \(play 5-1\) is not legal for seat 0; legal: {first} "
-                                         rf"\({game.action_name(first)}\), "):
+    with pytest.raises(
+        ValueError,
+        match=rf"action 0 \(play 5-1\) is not legal for seat 0; legal: {first} "
+        rf"\({game.action_name(first)}\), ",
+    ):
         env.step(0)
     for bad in (84, -1, 2.0, "3", True, None):
         with pytest.raises(ValueError):
@@ -85,19 +90,28 @@ def test_raw_env_refuses_illegal_actions():
 def pettingzoo_wrapped(**kwargs):
     """What ``env()`` was: ``raw_env`` in PettingZoo's three standard wrappers for classic games."""
     from pettingzoo.utils import wrappers
+
     illegal_reward = kwargs.pop("illegal_reward", -1.0)
     wrapped = wrappers.TerminateIllegalWrapper(tiengow_v0.raw_env(**kwargs), illegal_reward=illegal_reward)
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(wrapped))
 
 
 def episode_view(env) -> tuple:
-    return (env.agents[:], env.agent_selection, dict(env.rewards), dict(env._cumulative_rewards),
-            dict(env.terminations), dict(env.truncations), env.infos)
+    return (
+        env.agents[:],
+        env.agent_selection,
+        dict(env.rewards),
+        dict(env._cumulative_rewards),
+        dict(env.terminations),
+        dict(env.truncations),
+        env.infos,
+    )
 
 
 @pytest.mark.parametrize("illegal_at", [0, 1, 5, 17, None], ids=str)
-@pytest.mark.parametrize("kwargs", [{}, {"illegal_reward": -3, "hands": 2, "reward_scale": 0.5},
-                                    {"rules": "three_player"}], ids=str)
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"illegal_reward": -3, "hands": 2, "reward_scale": 0.5}, {"rules": "three_player"}], ids=str
+)
 def test_env_is_the_wrapped_raw_env(kwargs, illegal_at):
     """env() does natively what PettingZoo's TerminateIllegal, AssertOutOfBounds and
     OrderEnforcing wrappers did: the same episode, step for step, an illegal action included."""
@@ -130,8 +144,12 @@ def test_env_is_the_wrapped_raw_env(kwargs, illegal_at):
 
 def test_env_refuses_wrong_actions_and_order(caplog):
     env = tiengow_v0.env(illegal_reward=-3)
-    for call in (lambda: env.step(0), lambda: env.observe("player_0"), lambda: env.agent_iter(),
-                 lambda: env.information_state("player_0")):
+    for call in (
+        lambda: env.step(0),
+        lambda: env.observe("player_0"),
+        lambda: env.agent_iter(),
+        lambda: env.information_state("player_0"),
+    ):
         with pytest.raises(ValueError, match=r"call reset\(\) before"):
             call()
     with pytest.raises(AttributeError, match="rewards"):
@@ -165,6 +183,7 @@ def test_env_refuses_wrong_actions_and_order(caplog):
 
 def test_env_with_pettingzoo_tooling():
     from pettingzoo.utils import conversions, wrappers
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         api_test(wrappers.OrderEnforcingWrapper(tiengow_v0.env()), num_cycles=100)  # wrappers still stack
@@ -172,8 +191,10 @@ def test_env_with_pettingzoo_tooling():
     observations, _ = parallel.reset(seed=5)
     rng = np.random.default_rng(0)
     while parallel.agents:
-        actions = {agent: int(rng.choice(np.flatnonzero(obs["action_mask"]))) if obs["action_mask"].any() else 0
-                   for agent, obs in observations.items()}
+        actions = {
+            agent: int(rng.choice(np.flatnonzero(obs["action_mask"]))) if obs["action_mask"].any() else 0
+            for agent, obs in observations.items()
+        }
         observations, rewards, *_ = parallel.step(actions)
     assert parallel.aec_env.session.episode_over
 
@@ -232,7 +253,7 @@ def test_rgb_array_draws_the_table():
 
     def tile_at(seat: int, left: int) -> np.ndarray:
         top = picture.MARGIN + seat * picture.ROW_H + (picture.ROW_H - picture.TILE_H) // 2
-        return image[top:top + picture.TILE_H, left:left + picture.TILE_W]
+        return image[top : top + picture.TILE_H, left : left + picture.TILE_W]
 
     hand_left = picture.MARGIN + picture.MARKER_W
     trick_left = hand_left + 8 * picture.STEP + 2 * picture.MARGIN
@@ -255,16 +276,27 @@ def test_rgb_array_draws_the_table():
 
 
 def test_import_is_light():
-    code = ("import sys, time; t = time.perf_counter(); import tiengow_env; "
-            "assert not {'torch', 'pettingzoo', 'numba'} & set(sys.modules), sorted(sys.modules); "
-            "import gymnasium; assert 'TienGow-v0' in gymnasium.registry")
+    code = (
+        "import sys, time; t = time.perf_counter(); import tiengow_env; "
+        "assert not {'torch', 'pettingzoo', 'numba'} & set(sys.modules), sorted(sys.modules); "
+        "import gymnasium; assert 'TienGow-v0' in gymnasium.registry"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ----------------------------------------------------------------------------- Gymnasium
-@pytest.mark.parametrize("kwargs", [{}, {"seat": 3}, {"rules": "micro"}, {"rules": "seed001", "seat": 1},
-                                    {"rules": "three_player", "hands": 2}, {"rules": {"one_red_dot": "choice"}}],
-                         ids=str)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"seat": 3},
+        {"rules": "micro"},
+        {"rules": "seed001", "seat": 1},
+        {"rules": "three_player", "hands": 2},
+        {"rules": {"one_red_dot": "choice"}},
+    ],
+    ids=str,
+)
 def test_gymnasium_check_env(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -278,6 +310,7 @@ def test_sampled_actions_stay_legal():
     import pickle
 
     from tiengow_env.gym_env import SampledAction
+
     env = TienGowEnv()
     env.action_space.seed(0)
     env.reset(seed=1)
@@ -286,8 +319,9 @@ def test_sampled_actions_stay_legal():
     assert copy.deepcopy(sampled).draw == pickle.loads(pickle.dumps(sampled)).draw == sampled.draw
     env.reset(seed=2)  # another decision: the sample stands for the legal action of its rank
     legal = np.flatnonzero(env.action_masks())
-    assert sampled.resolve(env._mask) == (int(sampled) if int(sampled) in legal
-                                          else legal[int(sampled.draw * len(legal))])
+    assert sampled.resolve(env._mask) == (
+        int(sampled) if int(sampled) in legal else legal[int(sampled.draw * len(legal))]
+    )
     env.step(sampled)
     env.reset(seed=2)
     with pytest.raises(ValueError, match="not legal"):  # a plain integer is never reinterpreted
@@ -370,7 +404,7 @@ def test_vector_env_arrays():
             chips[i] = 0
             finished += 1
         for i in range(16):
-            legal = venv.legal_actions[i, 1:1 + venv.legal_actions[i, 0]]
+            legal = venv.legal_actions[i, 1 : 1 + venv.legal_actions[i, 0]]
             assert sorted(legal) == list(np.flatnonzero(mask[i]))
             assert seats[i] == venv.states[i, L.S_TO_ACT]
     assert finished > 50
@@ -520,8 +554,9 @@ def test_vector_env_without_a_seed_deals_each_env_its_own_hands():
     assert len({int(a) for a in envs.random_actions()}) > 1 or len(set(envs.to_act.tolist())) > 1
 
 
-@pytest.mark.parametrize("make", [lambda **kw: tiengow_v0.env(**kw), lambda **kw: VectorEnv(1, **kw)],
-                         ids=["aec", "vector"])
+@pytest.mark.parametrize(
+    "make", [lambda **kw: tiengow_v0.env(**kw), lambda **kw: VectorEnv(1, **kw)], ids=["aec", "vector"]
+)
 @pytest.mark.parametrize("scale", [10**400, float("nan"), True, "1"])
 def test_reward_scale_must_be_a_finite_number(make, scale):
     with pytest.raises(ValueError, match="reward_scale must be a finite number"):
@@ -533,12 +568,18 @@ def test_reward_scale_that_would_overflow_the_rewards_is_refused():
         VectorEnv(2, reward_scale=1e300)
     assert VectorEnv(2, reward_scale=np.float32(0.5)).reward_scale == 0.5
     with pytest.raises(ValueError, match="illegal_reward .* must be a finite number"):
-        tiengow_v0.env(illegal_reward=-10**400)
+        tiengow_v0.env(illegal_reward=-(10**400))
 
 
-@pytest.mark.parametrize("rules, hands", [({"trick_bonus_stakes": [10**6, 10**6]}, 1), ("hongkong", 3),
-                                          ({"banker_streak": True, "banker_double": "hand_banker"}, 4)],
-                         ids=["big-stakes", "hongkong", "streak"])
+@pytest.mark.parametrize(
+    "rules, hands",
+    [
+        ({"trick_bonus_stakes": [10**6, 10**6]}, 1),
+        ("hongkong", 3),
+        ({"banker_streak": True, "banker_double": "hand_banker"}, 4),
+    ],
+    ids=["big-stakes", "hongkong", "streak"],
+)
 def test_observations_stay_in_the_space_whatever_the_stakes(rules, hands):
     env = TienGowEnv(rules=rules, hands=hands)
     for seed in range(40):
@@ -552,6 +593,7 @@ def test_observations_stay_in_the_space_whatever_the_stakes(rules, hands):
 
 def test_sampled_action_out_of_range_is_refused_like_any_action():
     from tiengow_env.gym_env import SampledAction
+
     env = TienGowEnv(rules="micro")
     for action in (SampledAction(60, 0.5), SampledAction(-1, 0.3), TienGowEnv(rules="seed001").action_space.sample()):
         env.reset(seed=1)
@@ -565,6 +607,7 @@ def test_sampled_action_out_of_range_is_refused_like_any_action():
 
 def test_copy_of_a_game_is_a_game_of_its_own():
     import copy
+
     game = tiengow_env.Game(seed=3)
     other = copy.copy(game)
     game.step(game.legal_actions()[0])
@@ -573,9 +616,9 @@ def test_copy_of_a_game_is_a_game_of_its_own():
 
 def test_rule_sets_built_by_hand_are_normalised_and_named():
     from tiengow_env import Game, RuleSet
+
     assert Game(rules=RuleSet(trick_bonus_stakes=[2, 4])).rules.name == "standard"
-    deck = RuleSet.from_spec(RuleSet(deck=("1-3", "6-6", "6-6", "6-3", "5-4", "4-2", "3-2", "2-1"),
-                                     one_red_dot="off"))
+    deck = RuleSet.from_spec(RuleSet(deck=("1-3", "6-6", "6-6", "6-3", "5-4", "4-2", "3-2", "2-1"), one_red_dot="off"))
     assert "1-3" not in deck.switches()["deck"] and "3-1" in deck.switches()["deck"]
     assert RuleSet.from_spec(RuleSet(players=3, deck="30_no_supreme")).name == "three_player"
 
@@ -584,6 +627,7 @@ def test_rules_from_a_path_and_an_unquoted_off(tmp_path):
     from pathlib import Path
 
     from tiengow_env import RuleSet
+
     (tmp_path / "r.yaml").write_text("one_red_dot: off\n")
     with pytest.raises(ValueError, match="quote the word"):
         RuleSet.from_spec(tmp_path / "r.yaml")

@@ -1,5 +1,6 @@
 """The same deals and actions through Game, the AEC env, the Gymnasium env and VectorEnv give the
 same legal masks, rewards and results (several presets), and seeds reach the core."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,15 @@ from tiengow_env.game import Game
 from tiengow_env.gym_env import TienGowEnv
 from tiengow_env.vector import VectorEnv, env_seed
 
-PRESETS = ["standard", "micro", "three_player", "hongkong", "seed001", {"one_red_dot": "choice"},
-           {"discards_face_up": True, "must_beat_if_able": True}]
+PRESETS = [
+    "standard",
+    "micro",
+    "three_player",
+    "hongkong",
+    "seed001",
+    {"one_red_dot": "choice"},
+    {"discards_face_up": True, "must_beat_if_able": True},
+]
 SEEDS = [0, 1, 2, 3, 17, 123, 4096, 99991]
 # Deals with a One Red Dot holder (found by scanning Game(seed=s)): under one_red_dot: choice
 # they start with a declare/decline decision.
@@ -109,8 +117,10 @@ def test_gym_env_matches_game(rules, learner):
         # its previous decision up to its next decision.
         decisions = [k for k, s in enumerate(traj.seats) if s == learner]
         bounds = decisions[1:] + [len(traj.seats)]
-        expected = [sum(int(traj.deltas[k][learner]) for k in range(0 if i == 0 else decisions[i], end))
-                    for i, end in enumerate(bounds)]
+        expected = [
+            sum(int(traj.deltas[k][learner]) for k in range(0 if i == 0 else decisions[i], end))
+            for i, end in enumerate(bounds)
+        ]
         got = []
         for _ in decisions:
             seat, action, mask = next(script)
@@ -139,7 +149,7 @@ def test_vector_env_matches_game(rules):
             if traj is not None and k < len(traj.actions):
                 assert venv.to_act[i] == traj.seats[k]
                 assert np.array_equal(venv.action_mask[i], traj.masks[k])
-                legal = venv.legal_actions[i, 1:1 + venv.legal_actions[i, 0]]
+                legal = venv.legal_actions[i, 1 : 1 + venv.legal_actions[i, 0]]
                 assert sorted(legal) == list(np.flatnonzero(traj.masks[k]))
                 actions[i] = traj.actions[k]
             else:  # past its recorded hand (or decided at the deal): any legal action
@@ -157,6 +167,7 @@ def continued_deals(rules, seed: int, hands: int) -> list[tuple[np.ndarray, int]
     """(dealt masks, dice banker) of the first ``hands`` deals of the core generator seeded
     with ``seed``, each drawn as a first hand (deal, then dice)."""
     from tiengow_env.combos import table_for
+
     rules_array = table_for(Game(rules=rules).rules).rules_array
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(seed))
@@ -196,7 +207,7 @@ def test_every_view_deals_game_seed(rules):
         masks, banker = expected[episode]
         assert [int(env.session.state[L.S_DEALT + s]) for s in range(len(masks))] == list(masks)
         assert env.game.banker == banker
-        assert np.array_equal(venv.states[1, L.S_DEALT:L.S_DEALT + len(masks)], masks)
+        assert np.array_equal(venv.states[1, L.S_DEALT : L.S_DEALT + len(masks)], masks)
         assert venv.states[1, L.S_BANKER] == banker
         while not all(env.terminations.values()):  # play the AEC hand and env 1 alike
             action = int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])))
@@ -262,8 +273,9 @@ def test_match_passes_the_bank_and_accumulates(rules):
                 streak = streak + 1 if w == banker else 1
                 banker = w
                 assert env.game.banker == banker and env.session.state[L.S_STREAK] == streak
-                game = Game(hands=[env.game.dealt(s) for s in range(env.num_agents)], banker=banker,
-                            rules=rules, streak=streak)
+                game = Game(
+                    hands=[env.game.dealt(s) for s in range(env.num_agents)], banker=banker, rules=rules, streak=streak
+                )
                 hand_total[:] = 0
                 played += 1
             assert env.agent_selection == f"player_{game.to_act}"
@@ -281,4 +293,4 @@ def test_match_passes_the_bank_and_accumulates(rules):
             else:
                 hand_total += game.net() - before  # later hands' chips are not in this hand's total
         assert played >= hands - 1  # hands decided at the deal do not count
-        assert total.sum() == 0 and list(env.session.episode_chips[:env.num_agents]) == list(total)
+        assert total.sum() == 0 and list(env.session.episode_chips[: env.num_agents]) == list(total)

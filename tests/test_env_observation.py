@@ -1,5 +1,6 @@
 """Observation and information-state encoders: layout, a slow reference encoder compared over
 many states for every seat, and the guarantee that nothing hidden leaks."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,15 @@ from tiengow_env.env import raw_env
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.tiles import NUM_TYPES, mask_types
 
-PRESETS = ["standard", "three_player", "micro", "seed001", "culin1895",
-           {"one_red_dot": "choice"}, {"discards_face_up": True}]
+PRESETS = [
+    "standard",
+    "three_player",
+    "micro",
+    "seed001",
+    "culin1895",
+    {"one_red_dot": "choice"},
+    {"discards_face_up": True},
+]
 
 
 def counts(mask: int) -> np.ndarray:
@@ -100,8 +108,8 @@ def play_and_check(rules, seed: int, hands: int = 1):
         if all(env.terminations.values()):
             return
         mask = env.observe(env.agent_selection)["action_mask"]
-        before_up = st[L.S_UP:L.S_UP + 4].copy()
-        before_down = st[L.S_DOWN:L.S_DOWN + 4].copy()
+        before_up = st[L.S_UP : L.S_UP + 4].copy()
+        before_down = st[L.S_DOWN : L.S_DOWN + 4].copy()
         trick = int(st[L.S_TRICK])
         hand_number = env.session.hand_number
         env.step(int(rng.choice(np.flatnonzero(mask))))
@@ -109,8 +117,8 @@ def play_and_check(rules, seed: int, hands: int = 1):
             log = {}
             continue
         moved = log.setdefault(trick, {"up": np.zeros(4, dtype=np.int64), "down": np.zeros(4, dtype=np.int64)})
-        moved["up"] |= st[L.S_UP:L.S_UP + 4] & ~before_up
-        moved["down"] |= st[L.S_DOWN:L.S_DOWN + 4] & ~before_down
+        moved["up"] |= st[L.S_UP : L.S_UP + 4] & ~before_up
+        moved["down"] |= st[L.S_DOWN : L.S_DOWN + 4] & ~before_down
 
 
 @pytest.mark.parametrize("rules", PRESETS, ids=str)
@@ -126,8 +134,10 @@ def test_encoders_match_reference_over_a_match():
     assert sum(1 for _ in play_and_check("hongkong", 4, hands=3)) > 60
 
 
-@pytest.mark.parametrize("players, size, info_size", [(4, 282, 282 + 21 + 10 * (4 + 2 * 4 * 21 + 4)),
-                                                      (3, 233, 233 + 21 + 10 * (3 + 2 * 3 * 21 + 3))])
+@pytest.mark.parametrize(
+    "players, size, info_size",
+    [(4, 282, 282 + 21 + 10 * (4 + 2 * 4 * 21 + 4)), (3, 233, 233 + 21 + 10 * (3 + 2 * 3 * 21 + 3))],
+)
 def test_layout(players, size, info_size):
     layout = ObservationLayout(players, 8)
     assert layout.size == size and layout.information_size == info_size
@@ -249,10 +259,12 @@ def test_observation_leaks_nothing_hidden(rules):
                 assert np.array_equal(original[1], other[1])
                 # ...while the seats whose tiles moved see the difference
                 for s in range(env.session.players):
-                    if s != observer and not np.array_equal(counts(state[L.S_HAND + s]),
-                                                            counts(env.session.state[L.S_HAND + s])):
-                        assert not np.array_equal(encode(env, state, history, s)[0],
-                                                  encode(env, env.session.state, env.session.history, s)[0])
+                    if s != observer and not np.array_equal(
+                        counts(state[L.S_HAND + s]), counts(env.session.state[L.S_HAND + s])
+                    ):
+                        assert not np.array_equal(
+                            encode(env, state, history, s)[0], encode(env, env.session.state, env.session.history, s)[0]
+                        )
             mask = env.observe(env.agent_selection)["action_mask"]
             env.step(int(rng.choice(np.flatnonzero(mask))))
     assert changed > 100

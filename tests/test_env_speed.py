@@ -10,6 +10,7 @@ each: steps per second of CPU time used by this process over the whole run (what
 delivers, even while other processes share the machine), then the best and the median of
 many short wall-clock windows.
 """
+
 from __future__ import annotations
 
 import time
@@ -52,6 +53,7 @@ def aec_runner(make, steps: int, seed: int = 0):
             legal = np.flatnonzero(obs["action_mask"])
             env.step(int(legal[rng.integers(len(legal))]))
             done += 1
+
     return run
 
 
@@ -68,6 +70,7 @@ def gym_runner(steps: int):
             if terminated:
                 obs, info = env.reset()
             state["info"] = info
+
     return run
 
 
@@ -78,6 +81,7 @@ def vector_runner(num_envs: int, rules: str, vector_steps: int):
     def run():
         for _ in range(vector_steps):
             venv.step(venv.random_actions(actions))
+
     return run
 
 

@@ -4,6 +4,7 @@ The deal is the one of RULES.md section 8 (banker 0):
     seat 0: 1-1 3-1 3-3 6-4 6-4 6-3 4-3 3-2      seat 1: 6-6 4-4 5-5 3-3 6-1 5-1 5-2 2-1
     seat 2: 6-6 3-1 2-2 2-2 6-1 5-4 5-3 4-1      seat 3: 1-1 4-4 5-5 6-5 6-5 5-1 6-2 4-2
 """
+
 from __future__ import annotations
 
 import copy
@@ -64,8 +65,7 @@ BAD_ACTIONS = [
     ("civil_on_military", [P(0, "3-2")], P(1, "5-5"), ["cannot beat a military_single"]),
     # the leader must play
     ("leader_discards", [], D(0, "3-2"), ["leader must play a combination, not discard"]),
-    ("trick_leader_discards", [P(0, "1-1"), D(1, "5-1"), D(2, "4-1"), D(3, "4-2")], D(0, "3-2"),
-     ["leader must play"]),
+    ("trick_leader_discards", [P(0, "1-1"), D(1, "5-1"), D(2, "4-1"), D(3, "4-2")], D(0, "3-2"), ["leader must play"]),
     # malformed actions
     ("action_is_string", [], "6-6", ["action must be a JSON object"]),
     ("action_is_list", [], [0, "play", ["1-1"]], ["action must be a JSON object"]),
@@ -136,16 +136,20 @@ def test_must_beat_refusal_is_not_half_applied():
 
 def test_declare_errors_under_choice():
     # RULES.md section 6 example hand: A's only red pip is on 3-1; banker C.
-    hands = [["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
-             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
-             ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
-             ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    hands = [
+        ["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
+        ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
+        ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
+        ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"],
+    ]
     game = Game(hands=hands, banker=2, rules={"one_red_dot": "choice"})
     state = game.state.copy()
-    cases = [(P(2, "6-4", "6-4"), "wrong seat"),                  # the banker may not lead yet
-             (P(0, "5-5", "5-5"), "must first declare or decline"),
-             ({"seat": 1, "declare": True}, "wrong seat"),
-             ({"seat": 0, "declare": 1}, "'declare' must be true or false")]
+    cases = [
+        (P(2, "6-4", "6-4"), "wrong seat"),  # the banker may not lead yet
+        (P(0, "5-5", "5-5"), "must first declare or decline"),
+        ({"seat": 1, "declare": True}, "wrong seat"),
+        ({"seat": 0, "declare": 1}, "'declare' must be true or false"),
+    ]
     for action, words in cases:
         with pytest.raises(ValueError, match=words):
             game.play(action)
@@ -157,10 +161,12 @@ def test_declare_errors_under_choice():
 
 def test_a_declaration_made_by_itself_is_named_when_a_record_spells_it_out():
     # Under one_red_dot: auto (the default) seat 0's one red pip (3-1) ends the hand at the deal.
-    hands = [["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
-             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
-             ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
-             ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    hands = [
+        ["5-5", "5-5", "3-3", "3-3", "2-2", "2-2", "6-5", "3-1"],
+        ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "6-5"],
+        ["6-4", "6-4", "6-1", "6-1", "5-1", "5-1", "6-3", "5-4"],
+        ["6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"],
+    ]
     words = r"the hand is over: seat 0 declared One Red Dot at the deal, by itself \(one_red_dot: auto\); a record"
     with pytest.raises(RecordError, match=words + " leaves that declaration out") as err:
         replay({"banker": 2, "hands": hands, "actions": [{"seat": 0, "declare": True}]})
@@ -186,8 +192,7 @@ def test_actions_after_the_end():
         game.step(0)
     assert game.result() == result
     with pytest.raises(RecordError) as err:
-        replay({"rules": "micro", "banker": 0, "hands": MICRO,
-                "actions": MICRO_ACTIONS + [P(1, "6-6")]})
+        replay({"rules": "micro", "banker": 0, "hands": MICRO, "actions": MICRO_ACTIONS + [P(1, "6-6")]})
     assert err.value.action_index == 5
 
 
@@ -228,20 +233,32 @@ BAD_RECORDS = [
     ("three_hands", rec([], hands=DEAL[:3]), ["hands must be a list of 4 hands"]),
     ("hands_not_a_list", rec([], hands="6-6 1-1"), ["hands must be a list of 4 hands"]),
     ("hands_null", rec([], hands=None), ["hands must be a list of 4 hands", "got None"]),  # not a random deal
-    ("hand_not_a_list", rec([], hands=DEAL[:3] + ["1-1 4-4 5-5 6-5 6-5 5-1 6-2 4-2"]),
-     ["hand 3 must be a list of 8 tiles"]),
+    (
+        "hand_not_a_list",
+        rec([], hands=DEAL[:3] + ["1-1 4-4 5-5 6-5 6-5 5-1 6-2 4-2"]),
+        ["hand 3 must be a list of 8 tiles"],
+    ),
     ("three_player_hands_for_four", {**rec([]), "rules": "three_player"}, ["hands must be a list of 3 hands"]),
     # hands that do not use the deck's tiles
     ("third_heaven", rec([], hands=_hands_with(0, 0, "6-6")), ["too many 6-6", "the deck has 2"]),
     ("second_nine", rec([], hands=_hands_with(2, 5, "6-3")), ["too many 6-3", "the deck has 1"]),
     ("unknown_tile_in_hand", rec([], hands=_hands_with(1, 0, "7-7")), ["unknown tile name '7-7'"]),
     ("tile_not_a_string_in_hand", rec([], hands=_hands_with(1, 0, 66)), ["must be a string"]),
-    ("not_in_reduced_deck", {"rules": {"deck": "24_reduced_populace"}, "banker": 0,
-                             "hands": [["5-1", "6-6", "6-3", "5-4", "4-2", "2-1"],
-                                       ["1-1", "1-1", "4-4", "4-4", "3-1", "3-1"],
-                                       ["5-5", "5-5", "3-3", "3-3", "6-1", "6-1"],
-                                       ["2-2", "2-2", "6-5", "6-5", "6-4", "6-4"]], "actions": []},
-     ["too many 5-1", "the deck has 0"]),
+    (
+        "not_in_reduced_deck",
+        {
+            "rules": {"deck": "24_reduced_populace"},
+            "banker": 0,
+            "hands": [
+                ["5-1", "6-6", "6-3", "5-4", "4-2", "2-1"],
+                ["1-1", "1-1", "4-4", "4-4", "3-1", "3-1"],
+                ["5-5", "5-5", "3-3", "3-3", "6-1", "6-1"],
+                ["2-2", "2-2", "6-5", "6-5", "6-4", "6-4"],
+            ],
+            "actions": [],
+        },
+        ["too many 5-1", "the deck has 0"],
+    ),
     # banker
     ("banker_4", rec([], banker=4), ["banker must be a seat 0..3"]),
     ("banker_negative", rec([], banker=-1), ["banker must be a seat 0..3"]),
@@ -249,8 +266,11 @@ BAD_RECORDS = [
     ("banker_bool", rec([], banker=True), ["banker must be a seat 0..3"]),
     ("banker_float", rec([], banker=1.0), ["banker must be a seat 0..3"]),
     ("banker_null", rec([], banker=None), ["banker must be a seat 0..3"]),
-    ("banker_3_of_three", {"rules": "three_player", "banker": 3,
-                           "hands": [[], [], []], "actions": []}, ["banker must be a seat 0..2"]),
+    (
+        "banker_3_of_three",
+        {"rules": "three_player", "banker": 3, "hands": [[], [], []], "actions": []},
+        ["banker must be a seat 0..2"],
+    ),
     # streak
     ("streak_zero", rec([], streak=0), ["streak must be an integer from 1 to 2^63 - 1"]),
     ("streak_string", rec([], streak="2"), ["streak must be an integer from 1 to 2^63 - 1"]),
@@ -271,16 +291,19 @@ def test_bad_record_is_refused(record, words):
         perft(record, 1)
 
 
-@pytest.mark.parametrize("kwargs,words", [
-    (dict(hands=DEAL[:3], banker=0), "hands must be a list of 4"),
-    (dict(hands=[DEAL[0][:7]] + DEAL[1:], banker=0), "hand 0 must be a list of 8"),
-    (dict(hands=_hands_with(0, 0, "6-6"), banker=0), "too many 6-6"),
-    (dict(hands=DEAL, banker=4), "banker must be a seat 0..3"),
-    (dict(hands=DEAL, banker=True), "banker must be a seat"),
-    (dict(hands=DEAL, banker=0, streak=0), r"streak must be an integer from 1 to 2\^63 - 1"),
-    (dict(hands=DEAL, banker=0, rules="nope"), "unknown preset 'nope'"),
-    (dict(seed=1, rules={"deck": "30_no_supreme"}), "cannot be dealt evenly"),
-])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        (dict(hands=DEAL[:3], banker=0), "hands must be a list of 4"),
+        (dict(hands=[DEAL[0][:7]] + DEAL[1:], banker=0), "hand 0 must be a list of 8"),
+        (dict(hands=_hands_with(0, 0, "6-6"), banker=0), "too many 6-6"),
+        (dict(hands=DEAL, banker=4), "banker must be a seat 0..3"),
+        (dict(hands=DEAL, banker=True), "banker must be a seat"),
+        (dict(hands=DEAL, banker=0, streak=0), r"streak must be an integer from 1 to 2\^63 - 1"),
+        (dict(hands=DEAL, banker=0, rules="nope"), "unknown preset 'nope'"),
+        (dict(seed=1, rules={"deck": "30_no_supreme"}), "cannot be dealt evenly"),
+    ],
+)
 def test_game_constructor_refuses(kwargs, words):
     with pytest.raises(ValueError, match=words):
         Game(**kwargs)
@@ -363,8 +386,10 @@ def test_cli_perft_missing_file(tmp_path, capsys):
     assert "nowhere.json" in _main_one_line_error(capsys, ["perft", str(tmp_path / "nowhere.json"), "--depth", "1"])
 
 
-@pytest.mark.parametrize("command, status, err", [(["replay"], 0, ""), (["perft", "--depth", "1"], 0, ""),
-                                                  (["show"], 2, "empty.jsonl holds no records")])
+@pytest.mark.parametrize(
+    "command, status, err",
+    [(["replay"], 0, ""), (["perft", "--depth", "1"], 0, ""), (["show"], 2, "empty.jsonl holds no records")],
+)
 def test_cli_an_empty_records_file(command, status, err, tmp_path, capsys):
     """replay and perft are filters, one output line per input line (issue 15): no line in, none
     out, and success; show shows one record, and says there is none."""
@@ -374,9 +399,14 @@ def test_cli_an_empty_records_file(command, status, err, tmp_path, capsys):
     assert captured.out == "" and err in captured.err and (err or captured.err == "")
 
 
-@pytest.mark.parametrize("content, says", [("", "it holds nothing (it is empty)"),
-                                           ("# only a comment\n", "it holds nothing (it is empty)"),
-                                           ("- 1\n", "it holds a list value, [1]")])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("", "it holds nothing (it is empty)"),
+        ("# only a comment\n", "it holds nothing (it is empty)"),
+        ("- 1\n", "it holds a list value, [1]"),
+    ],
+)
 def test_cli_a_rules_file_without_a_mapping_says_what_it_holds(content, says, tmp_path, capsys):
     (tmp_path / "r.yaml").write_text(content)
     error = _main_one_line_error(capsys, ["eval", "greedy", "--vs", "random", "--rules", str(tmp_path / "r.yaml")])
@@ -392,14 +422,17 @@ def test_cli_directory_instead_of_file(tmp_path, capsys):
     _main_one_line_error(capsys, ["replay", str(tmp_path)])
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["train", "cfr", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
-    (["train", "ppo", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
-    (["eval", "cfr:/dev/zero", "--vs", "random", "--deals", "1"], "policy file /dev/zero is not a regular file"),
-    (["nashconv", "/dev/zero"], "policy file /dev/zero is not a regular file"),
-    (["eval", "ppo:/dev/zero", "--vs", "random", "--deals", "1"], "/dev/zero is not a readable PPO checkpoint"),
-    (["perft", "/dev/zero", "--depth", "1"], "/dev/zero is larger than 256 MB"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["train", "cfr", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
+        (["train", "ppo", "--config", "/dev/zero"], "config /dev/zero is larger than 1 MB: too large to be one"),
+        (["eval", "cfr:/dev/zero", "--vs", "random", "--deals", "1"], "policy file /dev/zero is not a regular file"),
+        (["nashconv", "/dev/zero"], "policy file /dev/zero is not a regular file"),
+        (["eval", "ppo:/dev/zero", "--vs", "random", "--deals", "1"], "/dev/zero is not a readable PPO checkpoint"),
+        (["perft", "/dev/zero", "--depth", "1"], "/dev/zero is larger than 256 MB"),
+    ],
+)
 def test_cli_an_endless_device_given_as_a_file_is_refused(capsys, argv, says):
     assert says in _main_one_line_error(capsys, argv)
 
@@ -411,8 +444,10 @@ def test_cli_file_not_utf8(tmp_path, capsys):
     assert cli.main(["replay", str(path)]) == 2
     out = capsys.readouterr()
     assert out.err == ""
-    assert json.loads(out.out) == {"error": "line 1 is not valid UTF-8 (byte b'\\xff' at offset 0)",
-                                   "action_index": None}
+    assert json.loads(out.out) == {
+        "error": "line 1 is not valid UTF-8 (byte b'\\xff' at offset 0)",
+        "action_index": None,
+    }
 
 
 def test_cli_perft_negative_depth(tmp_path, capsys):

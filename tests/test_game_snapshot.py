@@ -1,6 +1,7 @@
 """``Game.clone``, ``snapshot``/``restore`` and the lazily read step log (``tricks``, ``forced``):
 a copy or a restored game is the game it copied in every public view, and stepping one never
 touches the other; reading the tricks early or late gives the same tricks."""
+
 from __future__ import annotations
 
 import random
@@ -14,8 +15,14 @@ from tiengow_env.game import Game, Snapshot
 
 def views(game: Game) -> dict:
     """Everything a user can read of a game, as plain values."""
-    out = {"state": game.state.tolist(), "history": list(game.history), "tricks": game.tricks,
-           "forced": game.forced, "legal": game.legal_actions(), "over": game.is_over}
+    out = {
+        "state": game.state.tolist(),
+        "history": list(game.history),
+        "tricks": game.tricks,
+        "forced": game.forced,
+        "legal": game.legal_actions(),
+        "over": game.is_over,
+    }
     if not game.is_over:
         out["information_state"] = game.information_state().tolist()
     return out
@@ -55,10 +62,11 @@ def test_tricks_read_early_or_late_are_the_same(rules, seed):
     eager = Game(seed=seed, rules=rules)
     for action in actions:
         eager.step(action)
-        assert eager.tricks[:-1] == late[:len(eager.tricks) - 1]  # every finished trick is final
+        assert eager.tricks[:-1] == late[: len(eager.tricks) - 1]  # every finished trick is final
     assert eager.tricks == late and eager.forced == game.forced
-    assert [t.winner for t in late] == [int(game.state[L.S_LOG + L.LOG_STRIDE * k + L.LOG_WINNER])
-                                        for k in range(int(game.state[L.S_TRICK]))]
+    assert [t.winner for t in late] == [
+        int(game.state[L.S_LOG + L.LOG_STRIDE * k + L.LOG_WINNER]) for k in range(int(game.state[L.S_TRICK]))
+    ]
 
 
 def test_a_refused_step_changes_nothing_that_can_be_read():

@@ -17,6 +17,7 @@ and then both leave the same state. Accepted records are compared with the refer
 The default run keeps a few dozen examples per property; ``TIENGOW_HOSTILE_EXAMPLES`` sets
 the count, and the slow test at the end reruns this file with 20 times as many.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,29 +46,93 @@ from tiengow_env.tiles import NAMES
 from tiengow_env.vector import VectorEnv
 
 EXAMPLES = int(os.environ.get("TIENGOW_HOSTILE_EXAMPLES", "40"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 INT64_MAX = 2**63 - 1
 
-RULE_SETS = ["standard", "three_player", "micro", "hongkong", "culin1895", "seed001",
-             {"one_red_dot": "choice"}, {"must_beat_if_able": True, "early_death": False},
-             {"deck": "24_weakened_military", "trick_bonus_stakes": [10**15, 7]},
-             {"preset": "micro", "deck": ["6-6", "6-6", "1-1", "1-1", "6-5", "6-5", "6-3", "5-4"]},
-             {"preset": "hongkong", "trick_bonus_stakes": [10**9, 10**9]}]
+RULE_SETS = [
+    "standard",
+    "three_player",
+    "micro",
+    "hongkong",
+    "culin1895",
+    "seed001",
+    {"one_red_dot": "choice"},
+    {"must_beat_if_able": True, "early_death": False},
+    {"deck": "24_weakened_military", "trick_bonus_stakes": [10**15, 7]},
+    {"preset": "micro", "deck": ["6-6", "6-6", "1-1", "1-1", "6-5", "6-5", "6-3", "5-4"]},
+    {"preset": "hongkong", "trick_bonus_stakes": [10**9, 10**9]},
+]
 rules_st = st.sampled_from(RULE_SETS)
 seeds = st.integers(0, 2**64 - 1)
 
 # ------------------------------------------------------------------------------------------
 # Hostile values
 # ------------------------------------------------------------------------------------------
-EDGE_INTS = [0, 1, -1, 2, 3, 4, 5, 32, 2**31, 2**32, 2**53 + 1, INT64_MAX, 2**63, 2**64 - 1, 2**64, -2**63,
-             -2**63 - 1, 10**30, -10**30]
-ODD_TEXT = ["", " ", "6-6", "3-6", "６-６", "٦-٦", "६-६", "6-6 ", "6–6", "66", "7-1", "0-0", "6-6\u2028",
-            "\u2028", "\x85", "\x00", "\ud800", "null", "standard", "micro ", "STANDARD", "1e3", "play",
-            "discard", "seat", "𝟔-𝟔", "6-3-1", "a" * 10_000]
+EDGE_INTS = [
+    0,
+    1,
+    -1,
+    2,
+    3,
+    4,
+    5,
+    32,
+    2**31,
+    2**32,
+    2**53 + 1,
+    INT64_MAX,
+    2**63,
+    2**64 - 1,
+    2**64,
+    -(2**63),
+    -(2**63) - 1,
+    10**30,
+    -(10**30),
+]
+ODD_TEXT = [
+    "",
+    " ",
+    "6-6",
+    "3-6",
+    "６-６",
+    "٦-٦",
+    "६-६",
+    "6-6 ",
+    "6–6",
+    "66",
+    "7-1",
+    "0-0",
+    "6-6\u2028",
+    "\u2028",
+    "\x85",
+    "\x00",
+    "\ud800",
+    "null",
+    "standard",
+    "micro ",
+    "STANDARD",
+    "1e3",
+    "play",
+    "discard",
+    "seat",
+    "𝟔-𝟔",
+    "6-3-1",
+    "a" * 10_000,
+]
 scalars = st.one_of(
-    st.none(), st.booleans(), st.sampled_from(EDGE_INTS), st.integers(-2**70, 2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(ODD_TEXT), st.text(max_size=12))
+    st.none(),
+    st.booleans(),
+    st.sampled_from(EDGE_INTS),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(ODD_TEXT),
+    st.text(max_size=12),
+)
 
 
 def nested(depth: int, leaf: object = 0) -> object:
@@ -78,11 +143,14 @@ def nested(depth: int, leaf: object = 0) -> object:
 
 hostile = st.one_of(
     scalars,
-    st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=5),
-                                                   st.dictionaries(st.sampled_from(["seat", "play", "discard",
-                                                                                    "declare", "preset", "x"]),
-                                                                   inner, max_size=4)),
-                 max_leaves=12),
+    st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=5),
+            st.dictionaries(st.sampled_from(["seat", "play", "discard", "declare", "preset", "x"]), inner, max_size=4),
+        ),
+        max_leaves=12,
+    ),
     st.integers(20, 300).map(nested),
 )
 tile_lists = st.lists(st.sampled_from(NAMES), min_size=0, max_size=5)
@@ -192,8 +260,12 @@ def play_checked(game: Game, action: object) -> bool:
 def record_of(rules, seed: int, choice_seed: int, spell_forced: bool) -> tuple[dict, dict]:
     """A legal record of a random hand (discards as one action or split), and its result."""
     game = Game(seed=seed, rules=rules)
-    record = {"rules": rules, "banker": game.banker, "hands": [game.dealt(s) for s in range(game.players)],
-              "actions": []}
+    record = {
+        "rules": rules,
+        "banker": game.banker,
+        "hands": [game.dealt(s) for s in range(game.players)],
+        "actions": [],
+    }
     rng = np.random.default_rng(choice_seed)
     while not game.is_over:
         action = legal_record_action(game, rng)
@@ -213,12 +285,40 @@ def mutate(record: dict, data) -> dict:
     """One of about forty mutations, some legal (a tile written 3-6), most not."""
     r = json.loads(json.dumps(record))  # a deep copy
     acts, hands = r["actions"], r["hands"]
-    kind = data.draw(st.sampled_from([
-        "key", "drop_key", "extra_key", "rules", "switch", "unknown_switch", "streak", "banker",
-        "hand_tile", "hand_value", "swap_tiles", "reverse_name", "hand_extra", "hand_short",
-        "act_value", "act_seat", "act_kind", "act_tile", "act_tiles", "act_extra_key", "drop_act",
-        "dup_act", "insert_act", "swap_acts", "truncate", "append_after_end", "split_discard",
-        "forced_wrong"]))
+    kind = data.draw(
+        st.sampled_from(
+            [
+                "key",
+                "drop_key",
+                "extra_key",
+                "rules",
+                "switch",
+                "unknown_switch",
+                "streak",
+                "banker",
+                "hand_tile",
+                "hand_value",
+                "swap_tiles",
+                "reverse_name",
+                "hand_extra",
+                "hand_short",
+                "act_value",
+                "act_seat",
+                "act_kind",
+                "act_tile",
+                "act_tiles",
+                "act_extra_key",
+                "drop_act",
+                "dup_act",
+                "insert_act",
+                "swap_acts",
+                "truncate",
+                "append_after_end",
+                "split_discard",
+                "forced_wrong",
+            ]
+        )
+    )
     i = data.draw(st.integers(0, max(len(acts) - 1, 0)))
     value = data.draw(hostile)
     if kind == "key":
@@ -228,14 +328,47 @@ def mutate(record: dict, data) -> dict:
     elif kind == "extra_key":
         r[data.draw(st.sampled_from(["note", "Rules", "", "\u2028", "seat"]))] = value
     elif kind == "rules":
-        r["rules"] = data.draw(st.one_of(st.none(), hostile, st.sampled_from(
-            ["", "Standard", "micro\u2028", {"preset": None}, {"preset": "nope"}, {"deck": 32}, {"deck": 30},
-             {"deck": "32"}, {"players": 3}, {"players": 4.0}, {"banker_streak": True}])))
+        r["rules"] = data.draw(
+            st.one_of(
+                st.none(),
+                hostile,
+                st.sampled_from(
+                    [
+                        "",
+                        "Standard",
+                        "micro\u2028",
+                        {"preset": None},
+                        {"preset": "nope"},
+                        {"deck": 32},
+                        {"deck": 30},
+                        {"deck": "32"},
+                        {"players": 3},
+                        {"players": 4.0},
+                        {"banker_streak": True},
+                    ]
+                ),
+            )
+        )
     elif kind in ("switch", "unknown_switch"):
         rules = r["rules"] if isinstance(r["rules"], dict) else {"preset": r["rules"]}
-        key = data.draw(st.sampled_from(["trick_bonus_stakes", "deck", "players", "combos", "early_death",
-                                         "banker_streak", "one_red_dot", "first_lead"])) \
-            if kind == "switch" else data.draw(st.sampled_from(["turbo", "", "Deck", "name", "preset2"]))
+        key = (
+            data.draw(
+                st.sampled_from(
+                    [
+                        "trick_bonus_stakes",
+                        "deck",
+                        "players",
+                        "combos",
+                        "early_death",
+                        "banker_streak",
+                        "one_red_dot",
+                        "first_lead",
+                    ]
+                )
+            )
+            if kind == "switch"
+            else data.draw(st.sampled_from(["turbo", "", "Deck", "name", "preset2"]))
+        )
         rules[key] = data.draw(st.one_of(hostile, st.lists(st.sampled_from(EDGE_INTS), min_size=2, max_size=2)))
         r["rules"] = rules
     elif kind == "streak":
@@ -283,27 +416,38 @@ def mutate(record: dict, data) -> dict:
     elif kind == "dup_act":
         acts.insert(i, acts[i])
     elif kind == "insert_act":
-        acts.insert(i, {"seat": data.draw(st.integers(0, 3)),
-                        data.draw(st.sampled_from(["play", "discard"])): data.draw(tile_lists)})
+        acts.insert(
+            i,
+            {
+                "seat": data.draw(st.integers(0, 3)),
+                data.draw(st.sampled_from(["play", "discard"])): data.draw(tile_lists),
+            },
+        )
     elif kind == "swap_acts":
         j = data.draw(st.integers(0, len(acts) - 1))
         acts[i], acts[j] = acts[j], acts[i]
     elif kind == "truncate":
         del acts[i:]
     elif kind == "append_after_end":
-        acts.append(data.draw(st.one_of(
-            st.builds(lambda s, t: {"seat": s, "discard": t}, st.integers(0, 3), tile_lists), hostile)))
+        acts.append(
+            data.draw(
+                st.one_of(st.builds(lambda s, t: {"seat": s, "discard": t}, st.integers(0, 3), tile_lists), hostile)
+            )
+        )
     elif kind == "split_discard":
         key = next(k for k in ("play", "discard", "declare") if k in acts[i])
         if key == "discard" and len(acts[i][key]) > 1:  # two actions of one tile each: refused
             tiles = acts[i][key]
-            acts[i:i + 1] = [{"seat": acts[i]["seat"], "discard": tiles[:1]},
-                             {"seat": acts[i]["seat"], "discard": tiles[1:]}]
+            acts[i : i + 1] = [
+                {"seat": acts[i]["seat"], "discard": tiles[:1]},
+                {"seat": acts[i]["seat"], "discard": tiles[1:]},
+            ]
         else:
             acts.insert(i, dict(acts[i]))
     elif kind == "forced_wrong":
-        acts.insert(i, {"seat": acts[i].get("seat", 0) if isinstance(acts[i], dict) else 0,
-                        "discard": data.draw(tile_lists)})
+        acts.insert(
+            i, {"seat": acts[i].get("seat", 0) if isinstance(acts[i], dict) else 0, "discard": data.draw(tile_lists)}
+        )
     return r
 
 
@@ -364,8 +508,7 @@ def test_hostile_values_as_records(record):
 def hostile_step(game: Game, action: object) -> None:
     snap = snapshot(game)
     legal = snap[4]
-    if (isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
-            and int(action) in legal):
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and int(action) in legal:
         game.step(action)
         return
     with pytest.raises(ValueError) as err:
@@ -381,8 +524,9 @@ def test_hostile_calls_on_a_game(rules, seed, choice_seed, data):
     rng = np.random.default_rng(choice_seed)
     names = st.lists(st.sampled_from(NAMES), min_size=1, max_size=4)
     for _ in range(data.draw(st.integers(5, 60))):
-        op = data.draw(st.sampled_from(["step", "play", "play", "random_play", "step_hostile", "play_hostile",
-                                        "view_hostile"]))
+        op = data.draw(
+            st.sampled_from(["step", "play", "play", "random_play", "step_hostile", "play_hostile", "view_hostile"])
+        )
         over = game.is_over
         if op == "step" and not over:
             game.step(int(rng.choice(game.legal_actions())))
@@ -391,8 +535,9 @@ def test_hostile_calls_on_a_game(rules, seed, choice_seed, data):
         elif op == "random_play":  # mostly illegal: wrong seat, tiles not held, wrong size ...
             seat = data.draw(st.integers(0, game.players - 1))
             kind = data.draw(st.sampled_from(["play", "discard", "declare"]))
-            play_checked(game, {"seat": seat, kind: data.draw(st.booleans()) if kind == "declare"
-                                else data.draw(names)})
+            play_checked(
+                game, {"seat": seat, kind: data.draw(st.booleans()) if kind == "declare" else data.draw(names)}
+            )
         elif op == "step_hostile":
             hostile_step(game, data.draw(st.one_of(hostile, st.integers(-3, game.combos.num_actions + 3))))
         elif op == "play_hostile":
@@ -413,17 +558,31 @@ def test_hostile_calls_on_a_game(rules, seed, choice_seed, data):
             assert play_checked(game, legal_record_action(game, rng))
     result = assert_hand_adds_up(game)
     for _ in range(5):  # after the end: nothing but a spelled-out forced discard is accepted
-        play_checked(game, data.draw(st.one_of(hostile, st.builds(
-            lambda s, t: {"seat": s, "discard": t}, st.integers(0, game.players - 1), names))))
+        play_checked(
+            game,
+            data.draw(
+                st.one_of(
+                    hostile, st.builds(lambda s, t: {"seat": s, "discard": t}, st.integers(0, game.players - 1), names)
+                )
+            ),
+        )
         hostile_step(game, data.draw(st.integers(-1, game.combos.num_actions)))
     assert game.result() == result
 
 
 @SETTINGS
-@given(kwargs=st.fixed_dictionaries({}, optional={
-    "seed": st.one_of(seeds, hostile), "rules": st.one_of(rules_st, hostile),
-    "banker": st.one_of(st.integers(-1, 4), hostile),
-    "streak": st.one_of(st.sampled_from(EDGE_INTS), hostile), "hands": hostile}))
+@given(
+    kwargs=st.fixed_dictionaries(
+        {},
+        optional={
+            "seed": st.one_of(seeds, hostile),
+            "rules": st.one_of(rules_st, hostile),
+            "banker": st.one_of(st.integers(-1, 4), hostile),
+            "streak": st.one_of(st.sampled_from(EDGE_INTS), hostile),
+            "hands": hostile,
+        },
+    )
+)
 def test_hostile_game_arguments(kwargs):
     try:
         game = Game(**kwargs)
@@ -443,8 +602,9 @@ env_actions = st.one_of(st.integers(-3, 90), hostile, st.sampled_from([np.int64(
 
 
 def _is_action_id(action: object, num_actions: int) -> bool:
-    return (isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
-            and 0 <= action < num_actions)
+    return (
+        isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < num_actions
+    )
 
 
 @SETTINGS
@@ -535,8 +695,9 @@ def test_an_illegal_action_names_at_most_forty_legal_ones():
     with pytest.raises(ValueError) as err:
         game.step(illegal)
     assert_clean_error(err.value)
-    assert str(err.value).endswith(f"{legal[39]} ({game.action_name(legal[39])}), and 122 more "
-                                   "(legal_actions() lists them all)")
+    assert str(err.value).endswith(
+        f"{legal[39]} ({game.action_name(legal[39])}), and 122 more (legal_actions() lists them all)"
+    )
     venv = VectorEnv(1, rules="seed001", seed=431)
     venv.reset()
     illegal = int(np.flatnonzero(~venv.action_mask[0].astype(bool))[0])
@@ -597,10 +758,27 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 
 line_bytes = st.one_of(
     st.binary(max_size=40),
-    st.sampled_from([b"", b"  ", b"{}", b"[]", b"null", b"\xef\xbb\xbf{}", b"\xff", b"\x00", b"{" * 3000,
-                     b"[" * 50_000, '{"rules": "mi\u2028cro"}'.encode(), b'{"banker": 0, "hands": 1e999}',
-                     b"9" * 5000, b'"\\ud800"', b"\r"]),
-    hostile.filter(json_safe).map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")))
+    st.sampled_from(
+        [
+            b"",
+            b"  ",
+            b"{}",
+            b"[]",
+            b"null",
+            b"\xef\xbb\xbf{}",
+            b"\xff",
+            b"\x00",
+            b"{" * 3000,
+            b"[" * 50_000,
+            '{"rules": "mi\u2028cro"}'.encode(),
+            b'{"banker": 0, "hands": 1e999}',
+            b"9" * 5000,
+            b'"\\ud800"',
+            b"\r",
+        ]
+    ),
+    hostile.filter(json_safe).map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass")),
+)
 
 
 @SETTINGS
@@ -630,17 +808,25 @@ TIENGOW = [sys.executable, "-m", "tiengow.cli"]
 
 def _nasty_files(tmp: Path) -> dict[str, tuple[Path, int | None]]:
     """name -> (path, number of result lines; None: a one-line error on stderr)."""
-    good = json.dumps({"rules": "micro", "banker": 0, "hands": [["6-6", "6-3"], ["6-6", "3-1"], ["5-4", "4-2"],
-                                                                 ["3-2", "2-1"]],
-                       "actions": [{"seat": 0, "play": ["6-6"]}, {"seat": 1, "discard": ["3-1"]},
-                                   {"seat": 2, "discard": ["4-2"]}, {"seat": 3, "discard": ["2-1"]},
-                                   {"seat": 0, "play": ["6-3"]}]})
+    good = json.dumps(
+        {
+            "rules": "micro",
+            "banker": 0,
+            "hands": [["6-6", "6-3"], ["6-6", "3-1"], ["5-4", "4-2"], ["3-2", "2-1"]],
+            "actions": [
+                {"seat": 0, "play": ["6-6"]},
+                {"seat": 1, "discard": ["3-1"]},
+                {"seat": 2, "discard": ["4-2"]},
+                {"seat": 3, "discard": ["2-1"]},
+                {"seat": 0, "play": ["6-3"]},
+            ],
+        }
+    )
     files = {
         "binary": (b"\x00\x01\xff\xfe" + os.urandom(4000).replace(b"\n", b"") + b"\n" + good.encode(), 2),
-        "huge_line": (b'{"banker": 0, "hands": [' + b'"6-6", ' * 2_000_000 + b'"6-6"]}\n' + good.encode() + b"\n",
-                      2),
+        "huge_line": (b'{"banker": 0, "hands": [' + b'"6-6", ' * 2_000_000 + b'"6-6"]}\n' + good.encode() + b"\n", 2),
         "u2028": ((good + "\n" + good.replace('"micro"', '"mi\u2028cro"') + "\n" + good + "\n").encode(), 3),
-        "nested": (b"[" * 200_000 + b"\n" + good.encode() + b"\n" + b"{\"a\":" * 100_000 + b"\n", 3),
+        "nested": (b"[" * 200_000 + b"\n" + good.encode() + b"\n" + b'{"a":' * 100_000 + b"\n", 3),
         "empty": (b"", 0),
         "blank": (b"\n\n", 2),
         "only_good": ((good + "\n") * 3).encode(),
@@ -714,6 +900,11 @@ def test_perft_depth_bound_is_the_longest_hand():
 def test_many_more_hostile_examples():
     """This file again with 20 times the examples (run with -m slow)."""
     env = {**os.environ, "TIENGOW_HOSTILE_EXAMPLES": str(20 * EXAMPLES)}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                          __file__], env=env, capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", __file__],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout[-3000:]

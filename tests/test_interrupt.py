@@ -1,5 +1,6 @@
 """Training that survives an interruption (``training/interrupt.py``): SIGINT and SIGTERM stop a
 trainer after the unit of work under way, with a checkpoint and the command that resumes it."""
+
 from __future__ import annotations
 
 import os
@@ -20,14 +21,28 @@ from tiengow.training.ppo_checkpoints import load_checkpoint  # noqa: E402
 # uninterrupted run exactly (with overlap, the pipeline drains where it stopped, as at a checkpoint).
 # The learning rate is constant: annealed, it would follow each run's own total_steps, and the
 # interrupted run (total_steps 10^6) and the straight one (a few updates) would differ from update 2.
-SETTINGS = ["rules=micro", "num_envs=16", "rollout_steps=8", "hidden=16", "layers=1", "minibatch_size=64",
-            "eval_interval=0", "log_dir=false", "checkpoint_interval=1000", "overlap=false", "seed=4",
-            "pool_weights={greedy: 1.0, past: 1.0}", "pool_interval=3", "anneal_lr=false"]
+SETTINGS = [
+    "rules=micro",
+    "num_envs=16",
+    "rollout_steps=8",
+    "hidden=16",
+    "layers=1",
+    "minibatch_size=64",
+    "eval_interval=0",
+    "log_dir=false",
+    "checkpoint_interval=1000",
+    "overlap=false",
+    "seed=4",
+    "pool_weights={greedy: 1.0, past: 1.0}",
+    "pool_interval=3",
+    "anneal_lr=false",
+]
 
 
 def tiengow(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tiengow", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tiengow", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+    )
 
 
 def sets(*settings: str) -> list[str]:
@@ -67,6 +82,7 @@ def test_train_ppo_stops_with_a_checkpoint_and_resumes_exactly(signal_number, tm
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
 def test_the_first_signal_asks_to_stop_and_the_second_stops_at_once(signal_number):
     from tiengow.training.interrupt import stop_on_signal
+
     before = signal.getsignal(signal_number)
     with stop_on_signal() as stop:
         assert not stop
@@ -83,8 +99,17 @@ def test_the_first_signal_asks_to_stop_and_the_second_stops_at_once(signal_numbe
 # the signal, sent at the first progress line, comes before the last chunk.
 HANDS_RUNS = {
     "distill": ["teacher=pimc:4", "hands=70", "workers=1", "seed=9", "epochs=2", "batch=64"],
-    "locator": ["teacher=pimc:4", "hands=70", "workers=1", "seed=9", "hidden=16", "layers=1", "epochs=2",
-                "batch=256", "check_every=2"],
+    "locator": [
+        "teacher=pimc:4",
+        "hands=70",
+        "workers=1",
+        "seed=9",
+        "hidden=16",
+        "layers=1",
+        "epochs=2",
+        "batch=256",
+        "check_every=2",
+    ],
 }
 
 
@@ -101,8 +126,11 @@ def test_distill_and_locator_stop_between_chunks_and_resume_exactly(trainer, sig
     assert run.returncode == 128 + signal_number, err
     partial = out + ".partial"
     name = signal.Signals(signal_number).name
-    assert re.search(rf"tiengow: stopped by {name} after (25|50) of 70 hands; checkpoint {re.escape(partial)}; "
-                     rf"resume with: tiengow train {trainer} --resume {re.escape(partial)}\n", err), err
+    assert re.search(
+        rf"tiengow: stopped by {name} after (25|50) of 70 hands; checkpoint {re.escape(partial)}; "
+        rf"resume with: tiengow train {trainer} --resume {re.escape(partial)}\n",
+        err,
+    ), err
     assert sorted(os.listdir(tmp_path)) == [f"{trainer}.pt.partial"] and "Traceback" not in err
     # a setting the hands played depend on cannot change; the fit's can
     changed = tiengow("train", trainer, "--resume", partial, "--set", "seed=10")
@@ -124,6 +152,7 @@ def test_distill_and_locator_stop_between_chunks_and_resume_exactly(trainer, sig
 
 def test_a_partial_file_keeps_the_work_done_and_refuses_other_trainers(tmp_path):
     from tiengow.training.chunks import WorkerData, load_partial, save_partial
+
     rng = np.random.default_rng(3)
     rng.integers(10, size=5)
     done = [WorkerData(2, rng.bit_generator.state, [{"x": np.arange(3.0)}, {"x": np.arange(2.0)}]), WorkerData()]
@@ -175,9 +204,19 @@ def test_a_second_signal_kills_the_workers_at_once_and_leaves_nothing(tmp_path):
 def test_a_locator_stopped_in_its_fit_keeps_every_hand_and_fits_again_on_resume(tmp_path):
     from tiengow.training.interrupt import Interrupted
     from tiengow.training.locator import LocatorConfig, train_locator
-    settings = [f"{name}={value}" for name, value in (("teacher", "pimc:4"), ("hands", 12), ("workers", 1),
-                                                       ("hidden", 8), ("layers", 1), ("batch", 64),
-                                                       ("check_every", 1))]
+
+    settings = [
+        f"{name}={value}"
+        for name, value in (
+            ("teacher", "pimc:4"),
+            ("hands", 12),
+            ("workers", 1),
+            ("hidden", 8),
+            ("layers", 1),
+            ("batch", 64),
+            ("check_every", 1),
+        )
+    ]
     config = LocatorConfig.from_file(None, settings + [f"out={tmp_path / 'a.pt'}"])
 
     def signal_in_the_fit(stage: str, count: int, gain: float) -> None:

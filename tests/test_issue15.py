@@ -5,6 +5,7 @@ now asks for. The deal is the one of RULES.md section 8 (banker 0):
     seat 0: 1-1 3-1 3-3 6-4 6-4 6-3 4-3 3-2      seat 1: 6-6 4-4 5-5 3-3 6-1 5-1 5-2 2-1
     seat 2: 6-6 3-1 2-2 2-2 6-1 5-4 5-3 4-1      seat 3: 1-1 4-4 5-5 6-5 6-5 5-1 6-2 4-2
 """
+
 from __future__ import annotations
 
 import json
@@ -151,13 +152,16 @@ def _after_partial_discard():
     return game
 
 
-@pytest.mark.parametrize("action,words", [
-    ({"seat": 2, "discard": ["6-1", "2-2"]}, "owes 1 more tile face down"),   # the whole answer again
-    ({"seat": 2, "discard": ["2-2", "2-2"]}, "owes 1 more tile face down"),   # two more tiles
-    ({"seat": 2, "play": ["2-2", "2-2"]}, "only face-down discards"),         # a beat after a discard
-    ({"seat": 2, "play": ["6-6"]}, "only face-down discards"),
-    ({"seat": 3, "discard": ["5-1"]}, "seat 2 is to act"),
-])
+@pytest.mark.parametrize(
+    "action,words",
+    [
+        ({"seat": 2, "discard": ["6-1", "2-2"]}, "owes 1 more tile face down"),  # the whole answer again
+        ({"seat": 2, "discard": ["2-2", "2-2"]}, "owes 1 more tile face down"),  # two more tiles
+        ({"seat": 2, "play": ["2-2", "2-2"]}, "only face-down discards"),  # a beat after a discard
+        ({"seat": 2, "play": ["6-6"]}, "only face-down discards"),
+        ({"seat": 3, "discard": ["5-1"]}, "seat 2 is to act"),
+    ],
+)
 def test_play_after_a_partial_step_is_refused_and_changes_nothing(action, words):
     game = _after_partial_discard()
     snap = snapshot(game)
@@ -194,6 +198,7 @@ def _write_lines(tmp_path, chunks: list[bytes]):
 
 def test_a_records_file_too_large_to_read_whole_or_an_endless_stream_is_refused(tmp_path, monkeypatch, capsys):
     import tiengow_env.game as G
+
     path = _write_lines(tmp_path, [json.dumps(GOOD).encode()] * 3)
     monkeypatch.setattr(G, "MAX_RECORDS_BYTES", path.stat().st_size)
     assert len(load_records(str(path))) == 3  # exactly the limit is read
@@ -203,8 +208,10 @@ def test_a_records_file_too_large_to_read_whole_or_an_endless_stream_is_refused(
     monkeypatch.undo()
     for command in (["replay", "/dev/zero"], ["show", "/dev/zero"]):  # never ends: read up to the limit, then refused
         assert cli.main(command) == 2
-        assert capsys.readouterr().err.strip() == ("tiengow: error: /dev/zero is larger than 256 MB, too large to "
-                                                   "read as hand records; split it into smaller files")
+        assert capsys.readouterr().err.strip() == (
+            "tiengow: error: /dev/zero is larger than 256 MB, too large to "
+            "read as hand records; split it into smaller files"
+        )
 
 
 def test_deeply_nested_and_invalid_utf8_lines_are_errors_of_their_own(tmp_path, capsys):
@@ -212,6 +219,7 @@ def test_deeply_nested_and_invalid_utf8_lines_are_errors_of_their_own(tmp_path, 
 
     def nested(depth: int) -> bytes:  # GOOD with its actions nested ``depth`` lists deep
         return json.dumps({**GOOD, "actions": "X"}).encode().replace(b'"X"', b"[" * depth + b"]" * depth)
+
     deep = b"[" * 100_000 + b"]" * 100_000
     bad_utf8 = json.dumps(GOOD).encode().replace(b"micro", b"micr\xff")
     path = _write_lines(tmp_path, [good, deep, good, bad_utf8, nested(5000), nested(500), good])
@@ -241,16 +249,19 @@ def test_lines_are_split_on_newline_only(tmp_path, capsys, separator):
     assert out[0] == out[2] == replay(GOOD) and "error" in out[1]
 
 
-@pytest.mark.parametrize("text,results", [
-    ("", []),                                  # no line, no record: nothing to replay
-    ("G", ["ok"]),                             # a last line without its "\n"
-    ("G\n", ["ok"]),                           # a final "\n" ends the last line
-    ("G\nG", ["ok", "ok"]),
-    ("\n", ["empty"]),                         # one empty line
-    ("G\n\nG\n", ["ok", "empty", "ok"]),       # a blank line in between keeps its place
-    ("G\n  \t\nG\n\n", ["ok", "empty", "ok", "empty"]),
-    ("G\r\nG\r\n", ["ok", "ok"]),              # CRLF: the "\r" is JSON whitespace
-])
+@pytest.mark.parametrize(
+    "text,results",
+    [
+        ("", []),  # no line, no record: nothing to replay
+        ("G", ["ok"]),  # a last line without its "\n"
+        ("G\n", ["ok"]),  # a final "\n" ends the last line
+        ("G\nG", ["ok", "ok"]),
+        ("\n", ["empty"]),  # one empty line
+        ("G\n\nG\n", ["ok", "empty", "ok"]),  # a blank line in between keeps its place
+        ("G\n  \t\nG\n\n", ["ok", "empty", "ok", "empty"]),
+        ("G\r\nG\r\n", ["ok", "ok"]),  # CRLF: the "\r" is JSON whitespace
+    ],
+)
 def test_blank_lines_and_the_final_newline(tmp_path, capsys, text, results):
     path = tmp_path / "records.jsonl"
     path.write_text(text.replace("G", json.dumps(GOOD)), newline="")
@@ -261,12 +272,15 @@ def test_blank_lines_and_the_final_newline(tmp_path, capsys, text, results):
     assert status == (2 if "empty" in results else 0)
 
 
-@pytest.mark.parametrize("name,text,results", [
-    ("record.json", "\ufeffG", ["ok"]),            # a byte order mark, as Windows editors write: skipped
-    ("records.jsonl", "\ufeffG\r\nG\r\n", ["ok", "ok"]),
-    ("records.jsonl", "G\n\ufeffG\n", ["ok", "bom"]),  # only at the start of the file
-    ("RECORDS.JSONL", "G\nG\n", ["ok", "ok"]),      # the suffix in capitals is JSON Lines too
-])
+@pytest.mark.parametrize(
+    "name,text,results",
+    [
+        ("record.json", "\ufeffG", ["ok"]),  # a byte order mark, as Windows editors write: skipped
+        ("records.jsonl", "\ufeffG\r\nG\r\n", ["ok", "ok"]),
+        ("records.jsonl", "G\n\ufeffG\n", ["ok", "bom"]),  # only at the start of the file
+        ("RECORDS.JSONL", "G\nG\n", ["ok", "ok"]),  # the suffix in capitals is JSON Lines too
+    ],
+)
 def test_a_byte_order_mark_starting_the_file_is_skipped(tmp_path, capsys, name, text, results):
     path = tmp_path / name
     path.write_text(text.replace("G", json.dumps(GOOD)), encoding="utf-8", newline="")
@@ -346,7 +360,7 @@ def test_deck_32_as_a_number_is_the_standard_deck():
 # ------------------------------------------------------------------------------------------
 # 8. A seed is a non-negative integer (not a bool, a float, a string or a list).
 # ------------------------------------------------------------------------------------------
-BAD_SEEDS = [[1], 1.5, 7.0, "7", True, False, -1, -2**70, {"seed": 1}, b"7", np.float64(2.0), np.bool_(True)]
+BAD_SEEDS = [[1], 1.5, 7.0, "7", True, False, -1, -(2**70), {"seed": 1}, b"7", np.float64(2.0), np.bool_(True)]
 
 
 @pytest.mark.parametrize("seed", BAD_SEEDS, ids=repr)
@@ -370,13 +384,16 @@ def test_good_seeds(seed):
 NINES_DECK = ["6-6", "6-6", "1-1", "1-1", "6-5", "6-5", "6-3", "5-4"]
 
 
-@pytest.mark.parametrize("deck,supreme", [
-    (NINES_DECK, True),
-    ("24_weakened_military", True),
-    (list(NAMED_DECKS["24_weakened_military"]), True),                    # the same, as a custom list
-    (["6-6", "6-6", "1-1", "1-1", "6-3", "5-4", "6-2", "5-3"], False),  # more military: the 9s are a pair
-    (["6-6", "6-6", "1-1", "1-1", "6-5", "6-5", "6-3", "4-2"], False),
-])
+@pytest.mark.parametrize(
+    "deck,supreme",
+    [
+        (NINES_DECK, True),
+        ("24_weakened_military", True),
+        (list(NAMED_DECKS["24_weakened_military"]), True),  # the same, as a custom list
+        (["6-6", "6-6", "1-1", "1-1", "6-3", "5-4", "6-2", "5-3"], False),  # more military: the 9s are a pair
+        (["6-6", "6-6", "1-1", "1-1", "6-5", "6-5", "6-3", "4-2"], False),
+    ],
+)
 def test_nines_are_the_supreme_pair_exactly_when_they_are_the_only_military(deck, supreme):
     table = table_for(RuleSet.from_spec({"deck": deck, "one_red_dot": "off"}))
     j = table.find([parse_type("6-3"), parse_type("5-4")])
@@ -397,19 +414,35 @@ def test_custom_nines_deck_pays_the_supreme_stake_and_last_trick_bonus():
     # (so no shutout doubling).
     rules = {"deck": NINES_DECK, "one_red_dot": "off"}
     hands = [["6-3", "5-4"], ["6-6", "6-6"], ["1-1", "1-1"], ["6-5", "6-5"]]
-    record = {"rules": rules, "banker": 0, "hands": hands,
-              "actions": [{"seat": 0, "play": ["6-3", "5-4"]}, {"seat": 1, "discard": ["6-6", "6-6"]},
-                          {"seat": 2, "discard": ["1-1", "1-1"]}, {"seat": 3, "discard": ["6-5", "6-5"]}]}
+    record = {
+        "rules": rules,
+        "banker": 0,
+        "hands": hands,
+        "actions": [
+            {"seat": 0, "play": ["6-3", "5-4"]},
+            {"seat": 1, "discard": ["6-6", "6-6"]},
+            {"seat": 2, "discard": ["1-1", "1-1"]},
+            {"seat": 3, "discard": ["6-5", "6-5"]},
+        ],
+    }
     res = replay(record)
     assert res["tricks"] == [{"leader": 0, "winner": 0, "size": 2, "winning": ["6-3", "5-4"]}]
-    assert res["trick_bonus"] == [12, -4, -4, -4]          # stake 2, doubled with the banker
+    assert res["trick_bonus"] == [12, -4, -4, -4]  # stake 2, doubled with the banker
     assert res["multipliers"] == {"last_trick": 2, "shutout": 1}
-    assert res["settlement"] == [24, -8, -8, -8]           # (par + 1) x 2 x last-trick 2
+    assert res["settlement"] == [24, -8, -8, -8]  # (par + 1) x 2 x last-trick 2
     assert res["net"] == [36, -12, -12, -12]
     # A follower cannot beat with it: it beats nothing.
-    follow = {**record, "banker": 1, "hands": [["6-3", "5-4"], ["1-1", "1-1"], ["6-6", "6-6"], ["6-5", "6-5"]],
-              "actions": [{"seat": 1, "play": ["1-1", "1-1"]}, {"seat": 2, "play": ["6-6", "6-6"]},
-                          {"seat": 3, "discard": ["6-5", "6-5"]}, {"seat": 0, "play": ["6-3", "5-4"]}]}
+    follow = {
+        **record,
+        "banker": 1,
+        "hands": [["6-3", "5-4"], ["1-1", "1-1"], ["6-6", "6-6"], ["6-5", "6-5"]],
+        "actions": [
+            {"seat": 1, "play": ["1-1", "1-1"]},
+            {"seat": 2, "play": ["6-6", "6-6"]},
+            {"seat": 3, "discard": ["6-5", "6-5"]},
+            {"seat": 0, "play": ["6-3", "5-4"]},
+        ],
+    }
     with pytest.raises(RecordError, match="cannot beat") as err:
         replay(follow)
     assert err.value.action_index == 3
@@ -418,6 +451,7 @@ def test_custom_nines_deck_pays_the_supreme_stake_and_last_trick_bonus():
 def test_env_matches_whose_chips_could_pass_int64_are_refused():
     """An episode of n hands: hand k has a streak of at most k, so n * bound(streak n) chips."""
     from tiengow_env.env import raw_env
+
     largest = (INT64_MAX // 6 - 20) // 4
     rules = {"trick_bonus_stakes": [largest, 0]}
     VectorEnv(2, rules=rules, hands=1)
@@ -432,6 +466,7 @@ def test_env_matches_whose_chips_could_pass_int64_are_refused():
 def test_env_resets_refuse_bad_seeds(seed):
     from tiengow_env.env import raw_env
     from tiengow_env.gym_env import TienGowEnv
+
     for env in (raw_env(), TienGowEnv()):
         with pytest.raises(ValueError, match="seed must be a non-negative integer"):
             env.reset(seed=seed)
@@ -442,6 +477,7 @@ def test_env_resets_refuse_bad_seeds(seed):
 
 def test_gym_reset_takes_numpy_seeds():
     from tiengow_env.gym_env import TienGowEnv
+
     a, _ = TienGowEnv().reset(seed=np.int64(5))
     b, _ = TienGowEnv().reset(seed=5)
     assert np.array_equal(a, b)

@@ -1,4 +1,5 @@
 """The bit-level kernels against plain Python, and whole-hand playouts in compiled code."""
+
 import numpy as np
 import pytest
 

@@ -15,6 +15,7 @@ The state layout: ``layout.S_*`` offsets appear only in the kernel modules that
 ``tiengow_env/state.py`` names; every other module reads a state through ``StateView`` (or,
 compiled, ``_state_kernels``).
 """
+
 from __future__ import annotations
 
 import ast
@@ -69,10 +70,16 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 base = ".".join(anchor + ([base] if base else []))
             # base.name: `from tiengow import training` imports tiengow.training
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
-                   or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))
+            )
+        ):
             target = node.args[0].value
             if target.startswith("."):
                 target = package + target
@@ -85,30 +92,49 @@ FILES = sorted(p for folder in PACKAGES for p in (ROOT / folder).rglob("*.py"))
 
 def test_every_module_of_the_three_layers_is_checked():
     assert len(FILES) >= 35
-    assert {module_name(p) for p in FILES} >= {"tiengow_env.game", "tiengow.agents.cfr", "tiengow.training.ppo",
-                                              "tiengow.agents", "tiengow.training.cfr_tabular"}
+    assert {module_name(p) for p in FILES} >= {
+        "tiengow_env.game",
+        "tiengow.agents.cfr",
+        "tiengow.training.ppo",
+        "tiengow.agents",
+        "tiengow.training.cfr_tabular",
+    }
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, id=str(p.relative_to(ROOT)),
-                 marks=[pytest.mark.xfail(strict=True, reason=PENDING[str(p.relative_to(ROOT))])]
-                 if str(p.relative_to(ROOT)) in PENDING else [])
-    for p in FILES])
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(
+            p,
+            id=str(p.relative_to(ROOT)),
+            marks=[pytest.mark.xfail(strict=True, reason=PENDING[str(p.relative_to(ROOT))])]
+            if str(p.relative_to(ROOT)) in PENDING
+            else [],
+        )
+        for p in FILES
+    ],
+)
 def test_no_upward_import(path):
     own = layer_of(module_name(path))
-    upward = [f"{path.relative_to(ROOT)}:{line}: {module_name(path)} imports {target}"
-              for line, target in imports(path) if (layer_of(target) or 0) > own]
+    upward = [
+        f"{path.relative_to(ROOT)}:{line}: {module_name(path)} imports {target}"
+        for line, target in imports(path)
+        if (layer_of(target) or 0) > own
+    ]
     assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from tiengow.training.cfr import load_policy", ["tiengow.training.cfr.load_policy"]),
-    ("def f():\n    from tiengow.training import ppo", ["tiengow.training.ppo"]),
-    ("import tiengow.cli", ["tiengow.cli"]),
-    ("from ..training import cfr", ["tiengow.training.cfr"]),
-    ("from . import base", ["tiengow.agents.base"]),
-    ("import importlib\nimportlib.import_module('tiengow.benchmarks.bench')", ["tiengow.benchmarks.bench"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from tiengow.training.cfr import load_policy", ["tiengow.training.cfr.load_policy"]),
+        ("def f():\n    from tiengow.training import ppo", ["tiengow.training.ppo"]),
+        ("import tiengow.cli", ["tiengow.cli"]),
+        ("from ..training import cfr", ["tiengow.training.cfr"]),
+        ("from . import base", ["tiengow.agents.base"]),
+        ("import importlib\nimportlib.import_module('tiengow.benchmarks.bench')", ["tiengow.benchmarks.bench"]),
+    ],
+)
 def test_the_check_sees_every_form_of_import(tmp_path, monkeypatch, source, expected):
     # A module of agents/ written in each form: the parser must report the imported module.
     fake = tmp_path / "agents" / "probe.py"
@@ -126,42 +152,51 @@ def _python(code: str) -> str:
 
 
 def test_import_tiengow_env_loads_no_torch_and_nothing_above_it():
-    loaded = json.loads(_python(
-        "import sys, json, tiengow_env\n"
-        "from tiengow_env import Game, VectorEnv, tiengow_v0, TienGowEnv\n"
-        "import tiengow_env.reference, tiengow_env.search, tiengow_env.tree\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m == 'torch' or m.startswith(('tiengow.', 'torch.')))))"))
+    loaded = json.loads(
+        _python(
+            "import sys, json, tiengow_env\n"
+            "from tiengow_env import Game, VectorEnv, tiengow_v0, TienGowEnv\n"
+            "import tiengow_env.reference, tiengow_env.search, tiengow_env.tree\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m == 'torch' or m.startswith(('tiengow.', 'torch.')))))"
+        )
+    )
     assert loaded == []
 
 
 def test_a_shipped_cfr_bot_plays_without_the_trainers():
     # Both kinds of CFR policy file (the full-game abstraction, the exact micro policy) load
     # and play a hand; no module of tiengow.training (or torch) is imported on the way.
-    loaded = json.loads(_python(
-        "import sys, json\n"
-        "import tiengow.agents, tiengow.agents.arena\n"
-        "from tiengow.agents import make_agent\n"
-        "from tiengow.agents.cfr import DEFAULT_POLICY\n"
-        "from tiengow.agents.arena import play_hand\n"
-        "from tiengow_env import Game\n"
-        "micro = 'cfr:' + str(DEFAULT_POLICY.parent / 'cfr_micro.npz')\n"
-        "for spec, rules in (('cfr', 'standard'), (micro, 'micro'), ('expert', 'standard'), ('pimc:4', 'standard'),\n"
-        "                    ('search:0.01', 'standard')):\n"
-        "    agents = [make_agent(spec, rules, seed=s) for s in range(4)]\n"
-        "    assert play_hand(Game(seed=1, rules=rules), agents, 1).is_over\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('tiengow.training', 'torch')))))"))
+    loaded = json.loads(
+        _python(
+            "import sys, json\n"
+            "import tiengow.agents, tiengow.agents.arena\n"
+            "from tiengow.agents import make_agent\n"
+            "from tiengow.agents.cfr import DEFAULT_POLICY\n"
+            "from tiengow.agents.arena import play_hand\n"
+            "from tiengow_env import Game\n"
+            "micro = 'cfr:' + str(DEFAULT_POLICY.parent / 'cfr_micro.npz')\n"
+            "for spec, rules in (('cfr', 'standard'), (micro, 'micro'), ('expert', 'standard'),\n"
+            "                    ('pimc:4', 'standard'), ('search:0.01', 'standard')):\n"
+            "    agents = [make_agent(spec, rules, seed=s) for s in range(4)]\n"
+            "    assert play_hand(Game(seed=1, rules=rules), agents, 1).is_over\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('tiengow.training', 'torch')))))"
+        )
+    )
     assert loaded == []
 
 
 def test_the_shipped_ppo_and_champion_bots_play_without_the_trainers():
-    loaded = json.loads(_python(
-        "import sys, json\n"
-        "from tiengow.agents import make_agent\n"
-        "from tiengow.agents.arena import play_hand\n"
-        "from tiengow_env import Game\n"
-        "for spec in ('ppo', 'champion:4'):\n"
-        "    assert play_hand(Game(seed=1), [make_agent(spec, seed=s) for s in range(4)], 1).is_over\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tiengow.training'))))"))
+    loaded = json.loads(
+        _python(
+            "import sys, json\n"
+            "from tiengow.agents import make_agent\n"
+            "from tiengow.agents.arena import play_hand\n"
+            "from tiengow_env import Game\n"
+            "for spec in ('ppo', 'champion:4'):\n"
+            "    assert play_hand(Game(seed=1), [make_agent(spec, seed=s) for s in range(4)], 1).is_over\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tiengow.training'))))"
+        )
+    )
     assert loaded == []
 
 
@@ -169,6 +204,8 @@ def test_the_shipped_ppo_and_champion_bots_play_without_the_trainers():
 # Every installed package: on-disk folder -> import name.
 ALL_PACKAGES = {**PACKAGES, "tiengow": "tiengow", "benchmarks": "tiengow.benchmarks", "configs": "tiengow.configs"}
 ALL_FILES = sorted(p for folder in ALL_PACKAGES for p in (ROOT / folder).rglob("*.py"))
+
+
 def full_module_name(path: Path) -> str:
     relative = path.relative_to(ROOT)
     parts = [ALL_PACKAGES[relative.parts[0]], *relative.with_suffix("").parts[1:]]
@@ -221,10 +258,16 @@ def _imports_in(path: Path, name: str, package: str) -> list[tuple[int, str]]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
-                   or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))
+            )
+        ):
             target = node.args[0].value
             found.append((node.lineno, package + target if target.startswith(".") else target))
     return found
@@ -286,11 +329,19 @@ def _shortest_cycle(graph: dict[str, set[str]], members: frozenset[str]) -> list
 
 def test_every_installed_module_is_in_the_graph():
     graph = import_graph(ALL_FILES)
-    assert {"tiengow.web.app", "tiengow.cli", "tiengow.benchmarks.bench", "tiengow_env.state",
-            "tiengow.training.ppo", "tiengow.agents.base"} <= set(graph)
+    assert {
+        "tiengow.web.app",
+        "tiengow.cli",
+        "tiengow.benchmarks.bench",
+        "tiengow_env.state",
+        "tiengow.training.ppo",
+        "tiengow.agents.base",
+    } <= set(graph)
     assert "tiengow_env.layout" in graph["tiengow_env.state"]
-    assert "tiengow.agents" in graph["tiengow.training.locator"] or "tiengow.agents.base" in graph[
-        "tiengow.training.locator"]
+    assert (
+        "tiengow.agents" in graph["tiengow.training.locator"]
+        or "tiengow.agents.base" in graph["tiengow.training.locator"]
+    )
 
 
 def test_no_import_cycle():
@@ -298,13 +349,16 @@ def test_no_import_cycle():
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(path) for path in sorted(found))
 
 
-@pytest.mark.parametrize("edges, expected", [
-    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
-    ({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]]),
-    ({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}, [["a", "b", "c", "a"]]),
-    ({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}, [["a", "b", "a"]]),  # one set of three, named by a shortest cycle
-    ({"a": {"b", "c"}, "b": {"a"}, "c": {"b"}, "x": {"y"}, "y": {"x"}}, [["a", "b", "a"], ["x", "y", "x"]]),
-])
+@pytest.mark.parametrize(
+    "edges, expected",
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}, [["a", "b", "c", "a"]]),
+        ({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}, [["a", "b", "a"]]),  # one set of three, named by a shortest cycle
+        ({"a": {"b", "c"}, "b": {"a"}, "c": {"b"}, "x": {"y"}, "y": {"x"}}, [["a", "b", "a"], ["x", "y", "x"]]),
+    ],
+)
 def test_the_cycle_finder_names_each_cycle(edges, expected):
     assert sorted(import_cycles(edges).values()) == expected
 
@@ -313,14 +367,20 @@ def test_the_graph_sees_imports_inside_functions_and_skips_type_checking(tmp_pat
     (tmp_path / "tiengow").mkdir()
     (tmp_path / "tiengow" / "__init__.py").write_text("")
     (tmp_path / "tiengow" / "a.py").write_text("def f():\n    from . import b\n")
-    (tmp_path / "tiengow" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                               "    from .c import C\nimport importlib\n"
-                                               "importlib.import_module('tiengow.a')\n")
+    (tmp_path / "tiengow" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from .c import C\nimport importlib\n"
+        "importlib.import_module('tiengow.a')\n"
+    )
     (tmp_path / "tiengow" / "c.py").write_text("from tiengow.b import x\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     graph = import_graph(sorted((tmp_path / "tiengow").glob("*.py")))
-    assert graph == {"tiengow": set(), "tiengow.a": {"tiengow.b"}, "tiengow.b": {"tiengow.a"},
-                     "tiengow.c": {"tiengow.b"}}
+    assert graph == {
+        "tiengow": set(),
+        "tiengow.a": {"tiengow.b"},
+        "tiengow.b": {"tiengow.a"},
+        "tiengow.c": {"tiengow.b"},
+    }
     assert import_cycles(graph) == {frozenset({"tiengow.a", "tiengow.b"}): ["tiengow.a", "tiengow.b", "tiengow.a"]}
 
 
@@ -338,6 +398,7 @@ def state_offsets_read(path: Path) -> list[str]:
     """``file:line: name`` for each use of a ``layout.S_*`` name in the file: imported, read as a
     bare name or as an attribute (``L.S_COLS``)."""
     from tiengow_env import layout
+
     offsets = {n for n in vars(layout) if n.startswith("S_")}
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     where = path.relative_to(ROOT)
@@ -355,24 +416,34 @@ def state_offsets_read(path: Path) -> list[str]:
 def test_the_kernel_modules_exist():
     names = {full_module_name(p) for p in ALL_FILES}
     assert KERNEL_MODULES <= names
-    assert {n for n in names if is_kernel_module(n)} >= {"tiengow_env._kernels", "tiengow_env._search_kernels",
-                                                          "tiengow_env._policy_kernels", "tiengow_env._state_kernels"}
+    assert {n for n in names if is_kernel_module(n)} >= {
+        "tiengow_env._kernels",
+        "tiengow_env._search_kernels",
+        "tiengow_env._policy_kernels",
+        "tiengow_env._state_kernels",
+    }
     assert not is_kernel_module("tiengow.agents._cfr_play_kernels")
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=str(p.relative_to(ROOT))) for p in ALL_FILES
-                                  if not is_kernel_module(full_module_name(p))])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, id=str(p.relative_to(ROOT))) for p in ALL_FILES if not is_kernel_module(full_module_name(p))],
+)
 def test_only_kernel_modules_read_state_offsets(path):
     found = state_offsets_read(path)
     assert not found, "state offsets outside the kernel modules (read the state through StateView):\n" + "\n".join(
-        found)
+        found
+    )
 
 
-@pytest.mark.parametrize("source, count", [
-    ("from tiengow_env import layout as L\nx = state[L.S_COLS + 1]", 1),
-    ("from tiengow_env.layout import S_HAND, PHASE_OVER\nh = state[S_HAND]", 2),
-    ("x = game.view.columns[1]  # S_COLS in a comment is fine", 0),
-])
+@pytest.mark.parametrize(
+    "source, count",
+    [
+        ("from tiengow_env import layout as L\nx = state[L.S_COLS + 1]", 1),
+        ("from tiengow_env.layout import S_HAND, PHASE_OVER\nh = state[S_HAND]", 2),
+        ("x = game.view.columns[1]  # S_COLS in a comment is fine", 0),
+    ],
+)
 def test_the_offset_check_sees_every_form(tmp_path, monkeypatch, source, count):
     fake = tmp_path / "probe.py"
     fake.write_text(source)

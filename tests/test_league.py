@@ -1,4 +1,5 @@
 """League ranking: the Bradley–Terry fit on duplicate deals, its intervals, and the heat map."""
+
 import json
 import math
 import os
@@ -32,8 +33,14 @@ def test_ties_count_half_and_equal_agents_rate_equal():
 def test_crushing_a_weak_agent_does_not_outrank_winning_head_to_head():
     """g wins more chips against r than e does (so it leads on mean chips), but e beats g on
     most deals: the rating ranks e first. A sweep (100 of 100) still gets a finite rating."""
-    matches = [match("g", "r", 100, 0), match("r", "g", 0, 100), match("e", "r", 97, 3), match("r", "e", 4, 96),
-               match("e", "g", 60, 40), match("g", "e", 38, 62)]
+    matches = [
+        match("g", "r", 100, 0),
+        match("r", "g", 0, 100),
+        match("e", "r", 97, 3),
+        match("r", "e", 4, 96),
+        match("e", "g", 60, 40),
+        match("g", "e", 38, 62),
+    ]
     ratings, half = bradley_terry(["r", "g", "e"], matches)
     assert ratings["e"] > ratings["g"] > ratings["r"]
     assert all(np.isfinite(v) for v in [*ratings.values(), *half.values()])
@@ -52,18 +59,31 @@ def test_league_ranks_by_rating_and_records_its_intervals():
     json.dumps(result)
 
 
-@pytest.mark.parametrize("rgba, colour", [((0.02, 0.19, 0.38, 1), "white"), ((0.4, 0.0, 0.12, 1), "white"),
-                                          ((0.97, 0.97, 0.97, 1), "black"), ((0.96, 0.65, 0.51, 1), "black")])
+@pytest.mark.parametrize(
+    "rgba, colour",
+    [
+        ((0.02, 0.19, 0.38, 1), "white"),
+        ((0.4, 0.0, 0.12, 1), "white"),
+        ((0.97, 0.97, 0.97, 1), "black"),
+        ((0.96, 0.65, 0.51, 1), "black"),
+    ],
+)
 def test_cell_text_is_readable_on_dark_and_light_cells(rgba, colour):
     assert text_colour(rgba) == colour
 
 
 def test_heat_map_is_written(tmp_path):
     pytest.importorskip("matplotlib")
-    result = {"deals": 10, "agents": ["a", "b"], "cross_table": {"a": {"b": 3.0}, "b": {"a": -2.5}},
-              "cross_ci95": {"a": {"b": [2.0, 4.0]}, "b": {"a": [-3.0, -2.0]}},
-              "ranking": [{"agent": "a", "rating": 50.0, "rating_ci95": [10.0, 90.0]},
-                          {"agent": "b", "rating": -50.0, "rating_ci95": [-90.0, -10.0]}]}
+    result = {
+        "deals": 10,
+        "agents": ["a", "b"],
+        "cross_table": {"a": {"b": 3.0}, "b": {"a": -2.5}},
+        "cross_ci95": {"a": {"b": [2.0, 4.0]}, "b": {"a": [-3.0, -2.0]}},
+        "ranking": [
+            {"agent": "a", "rating": 50.0, "rating_ci95": [10.0, 90.0]},
+            {"agent": "b", "rating": -50.0, "rating_ci95": [-90.0, -10.0]},
+        ],
+    }
     heat_map(result, str(tmp_path / "x.png"))
     assert (tmp_path / "x.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -72,8 +92,12 @@ BAD_OUT = [
     pytest.param(lambda tmp: str(tmp / "a_file" / "league"), r"a_file is not a folder", id="under_a_file"),
     pytest.param(lambda tmp: str(tmp) + "/", r"is a folder; give a file path", id="a_folder"),
     pytest.param(lambda tmp: str(tmp / "taken"), r"\(its \.json file\) .*taken\.json: is a folder", id="json_a_folder"),
-    pytest.param(lambda tmp: "/proc/tiengow-league", r"the folder /proc does not take new files", id="read_only",
-                 marks=pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")),
+    pytest.param(
+        lambda tmp: "/proc/tiengow-league",
+        r"the folder /proc does not take new files",
+        id="read_only",
+        marks=pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc"),
+    ),
 ]
 
 

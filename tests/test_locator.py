@@ -1,5 +1,6 @@
 """The tile locator: the information state of a Game, the likelihood of a sampled world's hidden
 tiles, the locator checkpoint, ``champion:locate=A``, and ``tiengow train locator``."""
+
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,20 @@ from tiengow_env.rules import RuleSet
 from tiengow_env.search import location_log_weights, sample_worlds
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
 
-TINY = ["--set", "teacher=pimc:8", "--set", "hands=2", "--set", "workers=1", "--set", "epochs=1",
-        "--set", "check_every=1", "--set", "hidden=8"]
+TINY = [
+    "--set",
+    "teacher=pimc:8",
+    "--set",
+    "hands=2",
+    "--set",
+    "workers=1",
+    "--set",
+    "epochs=1",
+    "--set",
+    "check_every=1",
+    "--set",
+    "hidden=8",
+]
 
 
 @pytest.mark.parametrize("rules", ["standard", "culin1895", "three_player"])
@@ -53,8 +66,15 @@ def test_a_worlds_log_weight_adds_the_logit_of_each_hidden_tiles_place():
     assert np.all(location_log_weights(worlds, seat, 4, np.zeros((6, NUM_TYPES))) == 0)
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(6, NUM_TYPES))
-    expected = [sum(logits[row, t] for row, place in enumerate(hidden_places(world, seat, 4))
-                    for t in range(NUM_TYPES) for _ in range(place[t])) for world in worlds]
+    expected = [
+        sum(
+            logits[row, t]
+            for row, place in enumerate(hidden_places(world, seat, 4))
+            for t in range(NUM_TYPES)
+            for _ in range(place[t])
+        )
+        for world in worlds
+    ]
     np.testing.assert_allclose(location_log_weights(worlds, seat, 4, logits), expected)
     with pytest.raises(ValueError, match=r"logits must be of shape \(6, 21\)"):
         location_log_weights(worlds, seat, 4, logits[:4])
@@ -85,15 +105,20 @@ def damaged(tmp_path: Path, change) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("change, words", [
-    (lambda d: d.update(format="tiengow-ppo-checkpoint"), f"is not a tile-locator checkpoint \\(expected format "
-                                                          f"'{FORMAT}'\\)"),
-    (lambda d: d.update(version=VERSION + 1), "is a version 2 tile-locator checkpoint"),
-    (lambda d: d["config"].update(layers=3), "the model weights do not fit its config"),
-    (lambda d: d["config"].update(hidden=128), "layer 0 has weights \\(256, 2063\\).*needs \\(128, 2063\\)"),
-    (lambda d: d["model"]["body.2.bias"].fill_(float("nan")), "layer 1 holds numbers that are not finite"),
-    (lambda d: d["model"].update({"body.0.weight": torch.zeros(3, dtype=torch.int64)}), "dense float32"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (
+            lambda d: d.update(format="tiengow-ppo-checkpoint"),
+            f"is not a tile-locator checkpoint \\(expected format '{FORMAT}'\\)",
+        ),
+        (lambda d: d.update(version=VERSION + 1), "is a version 2 tile-locator checkpoint"),
+        (lambda d: d["config"].update(layers=3), "the model weights do not fit its config"),
+        (lambda d: d["config"].update(hidden=128), "layer 0 has weights \\(256, 2063\\).*needs \\(128, 2063\\)"),
+        (lambda d: d["model"]["body.2.bias"].fill_(float("nan")), "layer 1 holds numbers that are not finite"),
+        (lambda d: d["model"].update({"body.0.weight": torch.zeros(3, dtype=torch.int64)}), "dense float32"),
+    ],
+)
 def test_a_damaged_locator_is_refused_with_what_is_wrong(tmp_path, change, words):
     path = damaged(tmp_path, change)
     with pytest.raises(ValueError, match=words):
@@ -136,12 +161,15 @@ def test_a_tiny_run_writes_a_locator_the_champion_searches_with(tmp_path, monkey
     assert mask[agent.act(observation, mask, game=game)]
 
 
-@pytest.mark.parametrize("settings, words", [
-    (["--set", "teacher=expert"], "teacher must be a search bot's spec"),
-    (["--set", "hands=1", "--set", "workers=2"], "at least one per worker"),
-    (["--set", "validation=0"], "validation"),
-    (["--set", "hidden=0"], "hidden"),
-])
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        (["--set", "teacher=expert"], "teacher must be a search bot's spec"),
+        (["--set", "hands=1", "--set", "workers=2"], "at least one per worker"),
+        (["--set", "validation=0"], "validation"),
+        (["--set", "hidden=0"], "hidden"),
+    ],
+)
 def test_bad_settings_are_refused_before_any_hand(tmp_path, monkeypatch, capsys, settings, words):
     monkeypatch.chdir(tmp_path)
     assert main(["train", "locator", "--config", "locator", *settings]) == 2
@@ -150,8 +178,7 @@ def test_bad_settings_are_refused_before_any_hand(tmp_path, monkeypatch, capsys,
 
 def test_too_few_steps_to_measure_says_so_and_writes_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "locator", "--config", "locator", *TINY, "--set", "check_every=100000",
-                 "--out", "x.pt"]) == 2
+    assert main(["train", "locator", "--config", "locator", *TINY, "--set", "check_every=100000", "--out", "x.pt"]) == 2
     assert "fewer than check_every=100000" in capsys.readouterr().err and not Path("x.pt").exists()
 
 

@@ -1,5 +1,6 @@
 """The kernels' numba cache is checked against every file a kernel is built from, not only its own
 (``tiengow_env/_numba_cache.py``)."""
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,13 @@ def mine():
 """
 
 
-def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(kernels.kernel())",
-               cache_dir: Path | None = None, user_cache: Path | None = None, ok: bool = True) -> str:
+def run_kernel(
+    root: Path,
+    code: str = "from tiengow_env import kernels; print(kernels.kernel())",
+    cache_dir: Path | None = None,
+    user_cache: Path | None = None,
+    ok: bool = True,
+) -> str:
     """``code`` run in a fresh process beside the stand-in package, numba's cache in ``cache_dir``
     (None: NUMBA_CACHE_DIR unset, and the user's cache folder in ``user_cache``, by default
     ``root / "xdg"``; the temporary folder is ``root / "tmp"``)."""
@@ -50,8 +56,7 @@ def run_kernel(root: Path, code: str = "from tiengow_env import kernels; print(k
     env.update(PYTHONPATH=str(root), XDG_CACHE_HOME=str(user_cache or root / "xdg"), TMPDIR=str(root / "tmp"))
     if cache_dir is not None:
         env.update(NUMBA_CACHE_DIR=str(cache_dir))
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode == 0) == ok, done.stderr
     return done.stdout.strip() if ok else done.stderr.strip().splitlines()[-1]
 
@@ -86,8 +91,10 @@ def caches(folder: Path) -> set[str]:
 def test_installed_the_kernels_are_cached_in_the_users_cache_folder_and_other_code_is_left_alone(tmp_path):
     folder = package(tmp_path, register=True)  # no pyproject.toml beside it: an installed package
     (tmp_path / "mine.py").write_text(MINE)  # the user's own cached kernel
-    code = ("import os; from tiengow_env import kernels; import mine; "
-            "print(kernels.kernel(), mine.mine(), os.environ.get('NUMBA_CACHE_DIR'))")
+    code = (
+        "import os; from tiengow_env import kernels; import mine; "
+        "print(kernels.kernel(), mine.mine(), os.environ.get('NUMBA_CACHE_DIR'))"
+    )
     assert run_kernel(tmp_path, code) == "2 5 None"  # and nothing set for the rest of the process
     assert caches(tmp_path / "xdg" / "tiengow" / "numba") == {"kernels.kernel", "helpers.helper"}
     assert caches(folder) == set()  # never beside the installed kernels
@@ -132,6 +139,7 @@ def test_the_temporary_cache_folder_is_never_the_current_folder(monkeypatch, tmp
 
     def nowhere():
         raise FileNotFoundError("No usable temporary directory found")
+
     monkeypatch.setattr(C.tempfile, "gettempdir", nowhere)
     assert C.cache_dirs() == (str(tmp_path / "xdg" / "tiengow" / "numba"),)
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the cwd, named as the temporary folder: used
@@ -141,11 +149,15 @@ def test_the_temporary_cache_folder_is_never_the_current_folder(monkeypatch, tmp
 
 def test_a_kernel_is_stamped_with_the_core_and_the_kernels_its_module_imports():
     from tiengow.training import _cfr_kernels as CK
+
     files = C.sources(SK.pimc_values.py_func)
     assert {K.__file__, SK.__file__} <= set(files)
     assert {"layout.py", "tiles.py", "_policy_kernels.py"} <= {Path(path).name for path in files}
-    training = [value for value in vars(CK).values()
-                if getattr(getattr(value, "py_func", None), "__module__", None) == CK.__name__]
+    training = [
+        value
+        for value in vars(CK).values()
+        if getattr(getattr(value, "py_func", None), "__module__", None) == CK.__name__
+    ]
     assert {Path(path).name for path in C.sources(training[0].py_func)} >= {"_cfr_kernels.py", "_cfr_play_kernels.py"}
     locator = SK.pimc_values._cache._impl.locator
     assert isinstance(locator, C.KernelSourcesLocator) and locator.get_source_stamp()[1] == C.digest(files)
@@ -155,9 +167,14 @@ def test_every_kernel_of_the_project_has_the_locator():
     from tiengow.agents import _cfr_play_kernels
     from tiengow.training import _cfr_kernels, _ppo_kernels
     from tiengow_env import _policy_kernels
+
     modules = (K, SK, _policy_kernels, _cfr_play_kernels, _cfr_kernels, _ppo_kernels)
-    kernels = [value for module in modules for value in vars(module).values()
-               if getattr(getattr(value, "py_func", None), "__module__", None) == module.__name__]
+    kernels = [
+        value
+        for module in modules
+        for value in vars(module).values()
+        if getattr(getattr(value, "py_func", None), "__module__", None) == module.__name__
+    ]
     assert len(kernels) > 50
     for kernel in kernels:
         assert isinstance(kernel._cache._impl.locator, C.KernelSourcesLocator), kernel
@@ -166,5 +183,6 @@ def test_every_kernel_of_the_project_has_the_locator():
 def test_other_code_is_left_to_numba():
     def elsewhere():
         return 1
+
     assert C.KernelSourcesLocator.from_function(elsewhere, __file__) is None
     assert C.ours("tiengow_env") and C.ours("tiengow.agents.search") and not C.ours("tiengowx") and not C.ours("numba")

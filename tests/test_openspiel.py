@@ -1,4 +1,5 @@
 """python_tiengow checked by OpenSpiel's own code (tiengow_env.openspiel, tiengow.agents.openspiel)."""
+
 import json
 import random
 
@@ -43,12 +44,15 @@ def test_random_sim_test(rules):
     pyspiel.random_sim_test(load(rules), num_sims=3, serialize=True, verbose=False)
 
 
-@pytest.mark.parametrize("rules, banker, first_outcomes, players, max_length", [
-    ("micro", 0, 1440, 4, 8),            # one chance node: every distinct deal
-    ("micro", -1, 4, 4, 8),              # the dice first
-    ("standard", 2, 21, 4, 32),          # tile by tile
-    ("three_player", -1, 3, 3, 30),
-])
+@pytest.mark.parametrize(
+    "rules, banker, first_outcomes, players, max_length",
+    [
+        ("micro", 0, 1440, 4, 8),  # one chance node: every distinct deal
+        ("micro", -1, 4, 4, 8),  # the dice first
+        ("standard", 2, 21, 4, 32),  # tile by tile
+        ("three_player", -1, 3, 3, 30),
+    ],
+)
 def test_game_info(rules, banker, first_outcomes, players, max_length):
     game = load(rules, banker)
     state = game.new_initial_state()
@@ -84,12 +88,15 @@ def test_tile_by_tile_deal():
     assert chance == 24 and core.dealt(0)[:2] == ["6-6", "6-6"] and sum(len(core.dealt(s)) for s in range(4)) == 32
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"rules": "nope"}, "unknown rules 'nope'"),
-    ({"banker": 7}, "banker must be a seat 0..3, or -1 for the dice; got 7"),
-    ({"rules": '{"players": 5}'}, "players must be one of 4, 3, got 5"),
-    ({"rules": "{bad"}, "is not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"rules": "nope"}, "unknown rules 'nope'"),
+        ({"banker": 7}, "banker must be a seat 0..3, or -1 for the dice; got 7"),
+        ({"rules": '{"players": 5}'}, "players must be one of 4, 3, got 5"),
+        ({"rules": "{bad"}, "is not a JSON object"),
+    ],
+)
 def test_bad_parameters(params, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
         pyspiel.load_game("python_tiengow", params)
@@ -145,8 +152,9 @@ def test_information_strings_have_perfect_recall():
     assert hidden > 0
 
 
-@pytest.mark.parametrize("rules, decisions", [("standard", 11), ("standard", 20), ("three_player", 14),
-                                              ("seed001", 12)])
+@pytest.mark.parametrize(
+    "rules, decisions", [("standard", 11), ("standard", 20), ("three_player", 14), ("seed001", 12)]
+)
 def test_resample_keeps_the_information_and_redraws_the_rest(rules, decisions):
     game = load(rules)
     state = random_state(game, decisions, 7)
@@ -210,10 +218,13 @@ def test_state_of_a_core_game_and_back():
 
 def test_ismcts_plays_whole_standard_hands():
     from open_spiel.python.algorithms import ismcts, mcts
+
     game = load("standard")
     rng = np.random.RandomState(0)
-    bots = [ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=4.0, max_simulations=12,
-                             random_state=rng) for _ in range(4)]
+    bots = [
+        ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=4.0, max_simulations=12, random_state=rng)
+        for _ in range(4)
+    ]
     for seed in range(2):  # the bot has no restart_at, so evaluate_bots cannot seat it: the same loop by hand
         state = random_state(game, 0, seed)
         decisions = 0
@@ -254,6 +265,7 @@ def test_bot_checks_its_game_and_seat():
 @pytest.mark.parametrize("spec", ["tiengow.agents.openspiel:uniform_random", "tiengow.agents.openspiel:ismcts"])
 def test_openspiel_bots_as_plugin_agents(spec):
     from tiengow.agents.arena import play_hand
+
     agents = [make_agent(spec, "standard", 0)] + [make_agent("random", "standard", s) for s in range(1, 4)]
     game = play_hand(Game(seed=5), agents, seed=5)
     assert game.is_over and sum(game.net()) == 0
@@ -265,6 +277,7 @@ def test_nash_conv_of_the_shipped_micro_policy_matches_ours():
 
     from tiengow.agents.cfr import load_policy, tabular_policy_for
     from tiengow.training.cfr_tabular import build_tree, nash_conv
+
     path = MICRO_POLICY
     game = load("micro", 0)
     theirs = exploitability.nash_conv(game, AO.policy_from_cfr(path, game))
@@ -274,14 +287,16 @@ def test_nash_conv_of_the_shipped_micro_policy_matches_ours():
 
 
 def test_policy_from_cfr_refuses_another_tree():
-    with pytest.raises(ValueError, match="solved for rules 'micro' with banker seat 0, not rules 'micro' with "
-                                         "banker the dice"):
+    with pytest.raises(
+        ValueError, match="solved for rules 'micro' with banker seat 0, not rules 'micro' with banker the dice"
+    ):
         AO.policy_from_cfr(MICRO_POLICY, load("micro"))
 
 
 def test_docs_worked_example_runs():
     import re
     from pathlib import Path
+
     page = (Path(__file__).resolve().parents[1] / "docs" / "openspiel.md").read_text(encoding="utf-8")
     example = re.findall(r"```python\n(.*?)```", page, flags=re.S)[0]
     exec(compile(example, "docs/openspiel.md", "exec"), {})
@@ -293,6 +308,7 @@ def test_openspiel_cfr_benchmark_writes_its_record(tmp_path):
     OpenSpiel's Python solver): both solvers' first average policy has the same NashConv, and
     OpenSpiel's own ``nash_conv`` agrees with ours on it."""
     from tiengow.benchmarks.openspiel_cfr import main
+
     out = tmp_path / "record.json"
     assert main(["--iterations", "1", "--out", str(out)]) == 0
     record = json.loads(out.read_text())

@@ -1,6 +1,7 @@
 """Commands without output options write only under runs/ of the current folder: in a clone of
 the checkout they leave `git status` empty, outside it they make nothing but runs/, and they
 never write into the installed package."""
+
 import io
 import shutil
 import subprocess
@@ -15,8 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]  # the checkout the package is instal
 
 
 def git_status(folder: Path) -> str:
-    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=folder, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @pytest.fixture
@@ -32,10 +38,12 @@ def test_default_outputs_leave_the_checkout_clean(clone, monkeypatch, capsys):
     package_before = git_status(ROOT)
     monkeypatch.chdir(clone)
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 60))
-    commands = [["train", "cfr", "--config", "configs/cfr_micro.yaml", "--iterations", "2"],
-                ["bench", "--quick", "--only", "memory"],
-                ["play", "--vs", "random", "--hands", "1", "--seed", "1"],
-                ["league", "random", "greedy", "--deals", "2"]]
+    commands = [
+        ["train", "cfr", "--config", "configs/cfr_micro.yaml", "--iterations", "2"],
+        ["bench", "--quick", "--only", "memory"],
+        ["play", "--vs", "random", "--hands", "1", "--seed", "1"],
+        ["league", "random", "greedy", "--deals", "2"],
+    ]
     for argv in commands:
         assert cli.main(argv) == 0, argv
     printed = capsys.readouterr()

@@ -1,5 +1,6 @@
 """``tiengow play`` driven through scripted standard input: whole matches, bad input at many
 points, EOF, the saved records replayed to the same chips, and the reading of typed moves."""
+
 import argparse
 import io
 import json
@@ -51,26 +52,50 @@ def test_whole_match_through_a_pipe(tmp_path):
     """A whole match through the command line and a real pipe; `tiengow replay` of the saved
     records gives the chips the match printed."""
     save = tmp_path / "match"
-    run = subprocess.run([sys.executable, "-m", MODULE, "play", "--vs", "random", "--hands", "3", "--seed", "5",
-                          "--seat", "1", "--save", str(save)], input="1\n" * 200, capture_output=True, text=True,
-                         timeout=120, check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            MODULE,
+            "play",
+            "--vs",
+            "random",
+            "--hands",
+            "3",
+            "--seed",
+            "5",
+            "--seat",
+            "1",
+            "--save",
+            str(save),
+        ],
+        input="1\n" * 200,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "\x1b[" not in run.stdout  # a pipe gets no colour codes
     assert "Match over" in run.stdout
     final = chips_line(run.stdout, "Final chips")
     assert sum(final) == 0 and len(final) == 4
-    assert sorted(p.name for p in save.iterdir()) == ["hand-001.json", "hand-002.json", "hand-003.json",
-                                                      "match.jsonl"]
-    out = subprocess.run([sys.executable, "-m", "tiengow.cli", "replay", str(save / "match.jsonl")],
-                         capture_output=True, text=True, check=True).stdout
+    assert sorted(p.name for p in save.iterdir()) == ["hand-001.json", "hand-002.json", "hand-003.json", "match.jsonl"]
+    out = subprocess.run(
+        [sys.executable, "-m", "tiengow.cli", "replay", str(save / "match.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     nets = [json.loads(line)["net"] for line in out.splitlines()]
     assert [sum(seat) for seat in zip(*nets, strict=True)] == final
 
 
 def test_match_passes_the_bank_and_saves_exact_records(tmp_path, monkeypatch, capsys):
     save = tmp_path / "m"
-    code, out = play(["--vs", "greedy", "--hands", "4", "--seed", "21", "--save", str(save)], ["1"] * 300,
-                     monkeypatch, capsys)
+    code, out = play(
+        ["--vs", "greedy", "--hands", "4", "--seed", "21", "--save", str(save)], ["1"] * 300, monkeypatch, capsys
+    )
     assert code == 0 and "Match over" in out
     records = [json.loads(line) for line in (save / "match.jsonl").read_text().splitlines()]
     assert len(records) == 4
@@ -109,8 +134,7 @@ def test_bad_input_at_every_turn_is_explained_and_asked_again(tmp_path, monkeypa
     for k in range(400):
         lines += [BAD_INPUTS[k % len(BAD_INPUTS)][0], "n", "1"]  # "n" answers a possible discard question
     save = tmp_path / "bad"
-    code, out = play(["--vs", "random", "--hands", "2", "--seed", "3", "--save", str(save)], lines,
-                     monkeypatch, capsys)
+    code, out = play(["--vs", "random", "--hands", "2", "--seed", "3", "--save", str(save)], lines, monkeypatch, capsys)
     assert code == 0 and "Match over" in out
     for _, words in BAD_INPUTS:
         assert words in out
@@ -121,37 +145,45 @@ def test_bad_input_at_every_turn_is_explained_and_asked_again(tmp_path, monkeypa
 
 def test_end_of_input_stops_the_match_cleanly(tmp_path, monkeypatch, capsys):
     save = tmp_path / "eof"
-    code, out = play(["--vs", "random", "--hands", "5", "--seed", "8", "--save", str(save)], ["1"] * 12,
-                     monkeypatch, capsys)
+    code, out = play(
+        ["--vs", "random", "--hands", "5", "--seed", "8", "--save", str(save)], ["1"] * 12, monkeypatch, capsys
+    )
     assert code == 0
     assert out.rstrip().splitlines()[-1].startswith("End of input.")
     assert not (save / "match.jsonl").exists() or all(
-        replay(json.loads(line)) for line in (save / "match.jsonl").read_text().splitlines())
+        replay(json.loads(line)) for line in (save / "match.jsonl").read_text().splitlines()
+    )
 
 
 def test_quit_after_a_finished_hand_keeps_it(tmp_path, monkeypatch, capsys):
     save = tmp_path / "quit"
     lines = ["1"] * 40 + ["q"]  # more than one hand needs, so that q comes in the second hand
-    code, out = play(["--vs", "random", "--hands", "9", "--seed", "4", "--save", str(save)], lines,
-                     monkeypatch, capsys)
+    code, out = play(["--vs", "random", "--hands", "9", "--seed", "4", "--save", str(save)], lines, monkeypatch, capsys)
     assert code == 0 and "You left the match." in out
     hands = (save / "match.jsonl").read_text().splitlines()
     assert len(hands) >= 1
     assert replayed_chips(save) == chips_line(out, "You left the match.")
 
 
-@pytest.mark.parametrize("rules,seat", [
-    ("three_player", 2),
-    ("seed001", 1),
-    ("micro", 3),
-    ("culin1895", 0),
-    ('{"one_red_dot": "choice", "discards_face_up": true, "must_beat_if_able": true}', 2),
-    ('{"preset": "hongkong", "combos": "pairs_only"}', 1),
-])
+@pytest.mark.parametrize(
+    "rules,seat",
+    [
+        ("three_player", 2),
+        ("seed001", 1),
+        ("micro", 3),
+        ("culin1895", 0),
+        ('{"one_red_dot": "choice", "discards_face_up": true, "must_beat_if_able": true}', 2),
+        ('{"preset": "hongkong", "combos": "pairs_only"}', 1),
+    ],
+)
 def test_variants_play_and_replay(rules, seat, tmp_path, monkeypatch, capsys):
     save = tmp_path / "v"
-    code, out = play(["--vs", "greedy", "--hands", "2", "--seed", "2", "--seat", str(seat), "--rules", rules,
-                      "--save", str(save)], ["1"] * 200, monkeypatch, capsys)
+    code, out = play(
+        ["--vs", "greedy", "--hands", "2", "--seed", "2", "--seat", str(seat), "--rules", rules, "--save", str(save)],
+        ["1"] * 200,
+        monkeypatch,
+        capsys,
+    )
     assert code == 0 and "Match over" in out
     assert replayed_chips(save) == chips_line(out, "Final chips")
     record = json.loads((save / "hand-001.json").read_text())
@@ -160,13 +192,16 @@ def test_variants_play_and_replay(rules, seat, tmp_path, monkeypatch, capsys):
     assert record["rules"] == rules if isinstance(spec, str) else record["rules"]["preset"] == "standard"
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--seat", "4"], "--seat must be 0..3"),
-    (["--rules", "three_player", "--seat", "3"], "--seat must be 0..2"),
-    (["--vs", "nobody"], "unknown agent 'nobody'"),
-    (["--rules", "nonsense"], "unknown preset 'nonsense'"),
-    (["--rules", "{not json"], "not a valid JSON object"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--seat", "4"], "--seat must be 0..3"),
+        (["--rules", "three_player", "--seat", "3"], "--seat must be 0..2"),
+        (["--vs", "nobody"], "unknown agent 'nobody'"),
+        (["--rules", "nonsense"], "unknown preset 'nonsense'"),
+        (["--rules", "{not json"], "not a valid JSON object"),
+    ],
+)
 def test_bad_arguments_are_refused_in_words(argv, message, tmp_path):
     with pytest.raises(ValueError, match=re.escape(message)):
         cmd_play(parse(["play", "--save", str(tmp_path / "x"), *argv]))
@@ -188,10 +223,12 @@ def test_save_takes_a_new_or_empty_directory_as_its_help_says(tmp_path):
 
 # ----------------------------------------------------------------------------- reading moves
 # Seat 3 banks and leads 6-6; seat 0 (the person) answers. Seat 0: no 6-6 left to beat with.
-HANDS = [["1-1", "4-4", "3-1", "5-1", "5-1", "6-3", "5-2", "4-1"],
-         ["6-6", "1-1", "4-4", "3-1", "5-5", "3-3", "2-2", "6-5"],
-         ["5-5", "3-3", "2-2", "6-5", "6-4", "6-4", "6-1", "6-1"],
-         ["6-6", "5-4", "6-2", "5-3", "4-3", "4-2", "3-2", "2-1"]]
+HANDS = [
+    ["1-1", "4-4", "3-1", "5-1", "5-1", "6-3", "5-2", "4-1"],
+    ["6-6", "1-1", "4-4", "3-1", "5-5", "3-3", "2-2", "6-5"],
+    ["5-5", "3-3", "2-2", "6-5", "6-4", "6-4", "6-1", "6-1"],
+    ["6-6", "5-4", "6-2", "5-3", "4-3", "4-2", "3-2", "2-1"],
+]
 
 
 def following_game() -> tuple[Game, HandLog]:
@@ -201,22 +238,25 @@ def following_game() -> tuple[Game, HandLog]:
     return game, log
 
 
-@pytest.mark.parametrize("typed,what,detail", [
-    ("1-1", "ask", "does not beat"),                      # a civil single that cannot beat Heaven
-    ("6-3", "ask", "6-3 (military single) cannot beat a civil single"),  # classes in words, not civil_single
-    ("1-1 6-3", "error", "This trick needs exactly 1 tile, got 2"),  # the count, not "the list shows every lead"
-    ("d 5-1", "apply", {"seat": 0, "discard": ["5-1"]}),
-    ("discard 1-5", "apply", {"seat": 0, "discard": ["5-1"]}),
-    ("5-1 5-1", "error", "exactly 1 tile"),
-    ("d 5-1 5-1", "error", "exactly 1 tile"),
-    ("6-6", "error", "do not hold 6-6"),
-    ("5-1 5-1 5-1", "error", "only 2 x 5-1"),
-    ("6-9", "error", "'6-9' is not a tile"),
-    ("x-y", "error", "I do not understand 'x-y'"),
-    ("12", "error", "There is no move 12"),
-    ("q", "quit", None),
-    ("?", "help", None),
-])
+@pytest.mark.parametrize(
+    "typed,what,detail",
+    [
+        ("1-1", "ask", "does not beat"),  # a civil single that cannot beat Heaven
+        ("6-3", "ask", "6-3 (military single) cannot beat a civil single"),  # classes in words, not civil_single
+        ("1-1 6-3", "error", "This trick needs exactly 1 tile, got 2"),  # the count, not "the list shows every lead"
+        ("d 5-1", "apply", {"seat": 0, "discard": ["5-1"]}),
+        ("discard 1-5", "apply", {"seat": 0, "discard": ["5-1"]}),
+        ("5-1 5-1", "error", "exactly 1 tile"),
+        ("d 5-1 5-1", "error", "exactly 1 tile"),
+        ("6-6", "error", "do not hold 6-6"),
+        ("5-1 5-1 5-1", "error", "only 2 x 5-1"),
+        ("6-9", "error", "'6-9' is not a tile"),
+        ("x-y", "error", "I do not understand 'x-y'"),
+        ("12", "error", "There is no move 12"),
+        ("q", "quit", None),
+        ("?", "help", None),
+    ],
+)
 def test_interpret(typed, what, detail):
     game, _ = following_game()
     options, _ = menu(game)
@@ -233,8 +273,9 @@ def test_menu_offers_whole_discards_and_numbers_apply_them():
     game, _ = following_game()
     options, unlisted = menu(game)
     assert unlisted == 0
-    assert [o.action for o in options] == [{"seat": 0, "discard": [t]} for t in
-                                           ("4-1", "5-2", "6-3", "5-1", "3-1", "4-4", "1-1")]
+    assert [o.action for o in options] == [
+        {"seat": 0, "discard": [t]} for t in ("4-1", "5-2", "6-3", "5-1", "3-1", "4-4", "1-1")
+    ]
     game = Game(hands=HANDS, banker=3)
     game.play({"seat": 3, "play": ["4-2", "2-1"]})
     options, unlisted = menu(game)  # 28 distinct pairs of 8 tiles, minus duplicates; 10 listed
@@ -270,10 +311,12 @@ def test_tiles_that_cannot_beat_are_discarded_after_asking(tmp_path):
 
 def test_a_person_declares_one_red_dot(tmp_path):
     # Seat 0 holds exactly one red pip (3-1); under one_red_dot choice it is asked first.
-    hands = [["3-1", "5-5", "3-3", "2-2", "6-5", "6-3", "6-2", "5-3"],
-             ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "5-5"],
-             ["3-3", "2-2", "6-5", "6-4", "6-4", "6-1", "6-1", "5-1"],
-             ["5-1", "5-4", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"]]
+    hands = [
+        ["3-1", "5-5", "3-3", "2-2", "6-5", "6-3", "6-2", "5-3"],
+        ["6-6", "6-6", "1-1", "1-1", "4-4", "4-4", "3-1", "5-5"],
+        ["3-3", "2-2", "6-5", "6-4", "6-4", "6-1", "6-1", "5-1"],
+        ["5-1", "5-4", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1"],
+    ]
     rules = {"one_red_dot": "choice"}
     match, out = scripted_match(tmp_path, ["6-6", "declare"], rules=rules)
     game = Game(hands=hands, banker=2, rules=rules)
@@ -301,6 +344,7 @@ def test_stop_is_not_an_error():
 
 def test_an_ascii_terminal_gets_stand_ins(monkeypatch):
     from tiengow.ui.play import make_console
+
     raw = io.BytesIO()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
     console = make_console()
@@ -344,7 +388,7 @@ def test_more_lists_every_move(tmp_path):
     short, unlisted = menu(game)
     every, none_left = menu(game, full=True)
     assert unlisted > 0 and none_left == 0 and len(every) == len(short) + unlisted
-    assert [o.action for o in every[:len(short)]] == [o.action for o in short]
+    assert [o.action for o in every[: len(short)]] == [o.action for o in short]
     last = every[-1].action
     match, out = scripted_match(tmp_path, ["more", str(len(every))])
     match.person_turn(game, log)
@@ -356,6 +400,7 @@ def test_more_lists_every_move(tmp_path):
 def test_a_prompt_shows_its_brackets_on_a_terminal(monkeypatch):
     """Rich reads "[y/N]" as a style tag unless markup is off: on a terminal it must show."""
     from tiengow.ui.play import make_reader
+
     console = Console(file=io.StringIO(), force_terminal=True, width=80, highlight=False, markup=False)
     monkeypatch.setattr(sys, "stdin", type("Tty", (io.StringIO,), {"isatty": lambda self: True})())
     monkeypatch.setattr("builtins.input", lambda *a: "y")
@@ -365,11 +410,16 @@ def test_a_prompt_shows_its_brackets_on_a_terminal(monkeypatch):
 
 def test_ppo_under_another_preset_says_what_it_was_trained_on(tmp_path, monkeypatch, capsys):
     pytest.importorskip("torch")
-    code, out = play(["--vs", "ppo", "--rules", "hongkong", "--hands", "1", "--seed", "1", "--save",
-                      str(tmp_path / "m")], ["q"], monkeypatch, capsys)
+    code, out = play(
+        ["--vs", "ppo", "--rules", "hongkong", "--hands", "1", "--seed", "1", "--save", str(tmp_path / "m")],
+        ["q"],
+        monkeypatch,
+        capsys,
+    )
     notes = [line for line in out.splitlines() if line.startswith("Note:")]
     assert code == 0 and len(notes) == 1
     assert "trained on standard rules" in notes[0] and "banker_double" in notes[0]
-    code, out = play(["--vs", "ppo", "--hands", "1", "--seed", "1", "--save", str(tmp_path / "n")], ["q"],
-                     monkeypatch, capsys)
+    code, out = play(
+        ["--vs", "ppo", "--hands", "1", "--seed", "1", "--save", str(tmp_path / "n")], ["q"], monkeypatch, capsys
+    )
     assert "Note:" not in out

@@ -1,4 +1,5 @@
 """PPO (training/ppo.py): four-seat credit assignment, learning on micro, checkpoints, the agent."""
+
 from __future__ import annotations
 
 import json
@@ -31,10 +32,24 @@ from tiengow_env.vector import VectorEnv  # noqa: E402
 
 
 def tiny_config(tmp_path, **changes) -> PpoConfig:
-    settings = dict(rules="micro", num_envs=32, rollout_steps=8, total_steps=32 * 8 * 4, hidden=32, layers=1,
-                    minibatch_size=128, pool_interval=1, pool_size=2, opponent_mix=0.5,
-                    pool_weights={"greedy": 1.0, "expert": 0.2, "past": 1.0}, eval_interval=0, log_dir=False,
-                    out=str(tmp_path / "ppo.pt"), checkpoint_interval=2, seed=5)
+    settings = dict(
+        rules="micro",
+        num_envs=32,
+        rollout_steps=8,
+        total_steps=32 * 8 * 4,
+        hidden=32,
+        layers=1,
+        minibatch_size=128,
+        pool_interval=1,
+        pool_size=2,
+        opponent_mix=0.5,
+        pool_weights={"greedy": 1.0, "expert": 0.2, "past": 1.0},
+        eval_interval=0,
+        log_dir=False,
+        out=str(tmp_path / "ppo.pt"),
+        checkpoint_interval=2,
+        seed=5,
+    )
     settings.update(changes)
     return PpoConfig.from_dict(settings)
 
@@ -101,11 +116,22 @@ def test_rewards_go_to_each_seats_last_decision(rules, opponent_mix, tmp_path):
     """Two rollouts with the collector against a plain-Python reference: the chips (trick bonuses at
     other seats' turns, settlements) land on the right seat's right decision, every seat's chain
     ends at the episode's end, and a chain carried in from an earlier rollout drops its chips."""
-    config = tiny_config(tmp_path, rules=rules, num_envs=16, rollout_steps=60, opponent_mix=opponent_mix,
-                         pool_weights={"greedy": 1.0}, reward_scale=1.0)
+    config = tiny_config(
+        tmp_path,
+        rules=rules,
+        num_envs=16,
+        rollout_steps=60,
+        opponent_mix=opponent_mix,
+        pool_weights={"greedy": 1.0},
+        reward_scale=1.0,
+    )
     env = LoggingEnv(config.num_envs, config.rules, seed=11)
-    seating = Seating(np.zeros(16, np.int64), np.zeros(16, np.int64), np.full((16, env.players), -1, np.int64),
-                      np.zeros((16, env.players)))
+    seating = Seating(
+        np.zeros(16, np.int64),
+        np.zeros(16, np.int64),
+        np.full((16, env.players), -1, np.int64),
+        np.zeros((16, env.players)),
+    )
     rng = np.random.default_rng(0)
     draw_seating(config, rng, seating, np.arange(16), 0, env.players)
     collector = Collector(config, env, seating, rng)
@@ -125,8 +151,9 @@ def test_rewards_go_to_each_seats_last_decision(rules, opponent_mix, tmp_path):
         np.testing.assert_array_equal(buffer.next_decision[:n], next_of)
         # Chips paid at a step where the seat did not act, credited to an earlier decision of its own.
         for acting, paid, _, _ in env.log:
-            other_turn_chips += int(sum(np.count_nonzero(paid[i, np.arange(env.players) != acting[i]])
-                                        for i in range(16)))
+            other_turn_chips += int(
+                sum(np.count_nonzero(paid[i, np.arange(env.players) != acting[i]]) for i in range(16))
+            )
         # Whole episodes inside the rollout: a seat's credited chips add up to its episode net.
         if opponent_mix == 0.0:
             check_episode_sums(env.log, buffer, owner)
@@ -146,7 +173,7 @@ def check_episode_sums(log, buffer, owner):
         ends = [t for t, entry in enumerate(log) if entry[2][i]]
         # decisions of env i happen one per step (self-play): decision k of env i is step k
         for a, b in zip(ends[:-1], ends[1:]):
-            episode = decisions[a + 1:b + 1]
+            episode = decisions[a + 1 : b + 1]
             net = log[b][3][i]
             for s in range(net.shape[0]):
                 total = sum(buffer.reward[d] for d in episode if owner[d][1] == s)
@@ -155,18 +182,34 @@ def check_episode_sums(log, buffer, owner):
     assert checked > 0
 
 
-@pytest.mark.parametrize("name,steps,expected_reward,expected_next,expected_done", [
-    # seat 0 acts, seat 1 acts, a trick bonus of 4 to seat 0 and -4 to seat 1 comes at seat 2's turn,
-    # then seat 0 acts again and the hand ends at seat 1's second decision (settlement +6 / -6).
-    ("bonus at another seat's turn",
-     [(0, [0, 0, 0, 0], False), (1, [0, 0, 0, 0], False), (2, [4, -4, 0, 0], False),
-      (0, [0, 0, 0, 0], False), (1, [6, -6, 0, 0], True)],
-     [4.0, -4.0, 0.0, 6.0, -6.0], [3, 4, -1, -1, -1], [False, False, True, True, True]),
-    # chips paid before seat 3's first decision (a hand decided at the deal) go to that first decision
-    ("chips before the first decision",
-     [(0, [-2, -2, -2, 6], False), (3, [1, 0, 0, -1], False)],
-     [-1.0, 5.0], [-1, -1], [False, False]),
-])
+@pytest.mark.parametrize(
+    "name,steps,expected_reward,expected_next,expected_done",
+    [
+        # seat 0 acts, seat 1 acts, a trick bonus of 4 to seat 0 and -4 to seat 1 comes at seat 2's turn,
+        # then seat 0 acts again and the hand ends at seat 1's second decision (settlement +6 / -6).
+        (
+            "bonus at another seat's turn",
+            [
+                (0, [0, 0, 0, 0], False),
+                (1, [0, 0, 0, 0], False),
+                (2, [4, -4, 0, 0], False),
+                (0, [0, 0, 0, 0], False),
+                (1, [6, -6, 0, 0], True),
+            ],
+            [4.0, -4.0, 0.0, 6.0, -6.0],
+            [3, 4, -1, -1, -1],
+            [False, False, True, True, True],
+        ),
+        # chips paid before seat 3's first decision (a hand decided at the deal) go to that first decision
+        (
+            "chips before the first decision",
+            [(0, [-2, -2, -2, 6], False), (3, [1, 0, 0, -1], False)],
+            [-1.0, 5.0],
+            [-1, -1],
+            [False, False],
+        ),
+    ],
+)
 def test_credit_kernels_on_a_script(name, steps, expected_reward, expected_next, expected_done):
     """The two kernels on a scripted sequence of one env (table: who acts, chips per seat, end)."""
     pending = np.full((1, 4), PK.NO_DECISION, np.int64)
@@ -203,10 +246,27 @@ def test_short_micro_run_beats_random(tmp_path):
     """A seeded short run on micro learns: its argmax policy beats random by > 3 chips per hand
     (untrained it scores about 0; greedy scores about +5.3 here)."""
     from tiengow.agents.arena import evaluate
-    config = PpoConfig.from_dict(dict(
-        rules="micro", num_envs=128, rollout_steps=16, total_steps=100_000, hidden=64, layers=2, lr=1e-3,
-        minibatch_size=1024, update_epochs=2, pool_weights={"greedy": 1.0, "past": 1.0}, pool_interval=5,
-        eval_interval=0, log_dir=False, out=str(tmp_path / "micro.pt"), checkpoint_interval=1000, seed=3))
+
+    config = PpoConfig.from_dict(
+        dict(
+            rules="micro",
+            num_envs=128,
+            rollout_steps=16,
+            total_steps=100_000,
+            hidden=64,
+            layers=2,
+            lr=1e-3,
+            minibatch_size=1024,
+            update_epochs=2,
+            pool_weights={"greedy": 1.0, "past": 1.0},
+            pool_interval=5,
+            eval_interval=0,
+            log_dir=False,
+            out=str(tmp_path / "micro.pt"),
+            checkpoint_interval=1000,
+            seed=3,
+        )
+    )
     train(config, notice=lambda text: None)
     result = evaluate(f"ppo:{tmp_path / 'micro.pt'}", "random", 400, seed=7, rules="micro")
     assert result.chips_per_hand > 3.0, result
@@ -216,12 +276,19 @@ def test_short_micro_run_beats_random(tmp_path):
 # Recorded before ppo.py and ppo_runner.py were split (commit 683ae8a; both loops gave these numbers
 # on the trainers branch), then once more when the SplitMix64 seed mixer dealt every seeded hand anew:
 # the losses of each update and the sum of each parameter after three updates of this seeded run.
-RECORDED_LOSSES = [(-0.00017056223268374637, 1.281883716583252, 0.5791857838630676),
-                   (-0.00012398749322528602, 1.5690655410289764, 0.5133975446224213),
-                   (-2.4041024916154896e-05, 1.123666226863861, 0.5467368960380554)]
-RECORDED_SUMS = {"trunk.0.weight": 1.0547199814682244, "trunk.0.bias": -0.0069796182797290385,
-                 "policy.weight": -0.02696154985733301, "policy.bias": -0.005464968562591821,
-                 "value.weight": -0.47440734691917896, "value.bias": 0.0015543962363153696}
+RECORDED_LOSSES = [
+    (-0.00017056223268374637, 1.281883716583252, 0.5791857838630676),
+    (-0.00012398749322528602, 1.5690655410289764, 0.5133975446224213),
+    (-2.4041024916154896e-05, 1.123666226863861, 0.5467368960380554),
+]
+RECORDED_SUMS = {
+    "trunk.0.weight": 1.0547199814682244,
+    "trunk.0.bias": -0.0069796182797290385,
+    "policy.weight": -0.02696154985733301,
+    "policy.bias": -0.005464968562591821,
+    "value.weight": -0.47440734691917896,
+    "value.bias": 0.0015543962363153696,
+}
 
 
 @pytest.mark.parametrize("loop", ["ppo.train", "ppo_runner.train"])
@@ -229,8 +296,17 @@ def test_a_seeded_run_gives_the_recorded_numbers(loop, tmp_path):
     """The plain loop of ppo.py and the runner (overlap off, one process) give the same losses and
     weights as the trainer did before they were split, update by update."""
     from tiengow.training import ppo
-    config = tiny_config(tmp_path, num_envs=16, total_steps=16 * 8 * 3, hidden=16, minibatch_size=64,
-                         checkpoint_interval=100, seed=11, overlap=False)
+
+    config = tiny_config(
+        tmp_path,
+        num_envs=16,
+        total_steps=16 * 8 * 3,
+        hidden=16,
+        minibatch_size=64,
+        checkpoint_interval=100,
+        seed=11,
+        overlap=False,
+    )
     points = []
     if loop == "ppo.train":
         model = ppo.train(config, progress=lambda steps, point: points.append(point)).state_dict()
@@ -238,8 +314,9 @@ def test_a_seeded_run_gives_the_recorded_numbers(loop, tmp_path):
         train(config, notice=lambda text: None, progress=lambda steps, point: points.append(point))
         model = load_checkpoint(config.out)["model"]
     assert [(p["policy"], p["value"], p["entropy"]) for p in points] == pytest.approx(RECORDED_LOSSES, rel=1e-5)
-    assert {k: float(v.double().sum()) for k, v in model.items() if k != "input_scale"} == \
-        pytest.approx(RECORDED_SUMS, rel=1e-5, abs=1e-7)
+    assert {k: float(v.double().sum()) for k, v in model.items() if k != "input_scale"} == pytest.approx(
+        RECORDED_SUMS, rel=1e-5, abs=1e-7
+    )
 
 
 # ============================================================================ checkpoints
@@ -300,6 +377,7 @@ def test_corrupt_or_mismatched_checkpoint_is_refused(tmp_path):
 def _damaged(data: dict, change: str) -> dict:
     """The shipped checkpoint with one thing broken."""
     import copy
+
     data = copy.deepcopy(data)
     config, model = data["config"], data["model"]
     if change == "config a list":
@@ -323,20 +401,27 @@ def _damaged(data: dict, change: str) -> dict:
     return data
 
 
-@pytest.mark.parametrize("change, words", [
-    ("config a list", "it has no 'config' dictionary"),
-    ("model a tensor", "it has no 'model' dictionary"),
-    ("no hidden", "its config's 'hidden' must be a whole number >= 1, got None"),
-    ("layers a string", "its config's 'layers' must be a whole number >= 0, got 'x'"),
-    ("bfloat16", "model entry 'policy.weight' must be a dense float32 or float64 tensor in memory, got a "
-                 "torch.bfloat16 tensor on cpu"),
-    ("int weights", "got a torch.int64 tensor"),
-    ("sparse", "got a sparse torch.float32 tensor"),
-    ("nan", "the model weights are not all finite numbers"),
-    ("value head", "value head (2, 2) + bias (1,); expected"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ("config a list", "it has no 'config' dictionary"),
+        ("model a tensor", "it has no 'model' dictionary"),
+        ("no hidden", "its config's 'hidden' must be a whole number >= 1, got None"),
+        ("layers a string", "its config's 'layers' must be a whole number >= 0, got 'x'"),
+        (
+            "bfloat16",
+            "model entry 'policy.weight' must be a dense float32 or float64 tensor in memory, got a "
+            "torch.bfloat16 tensor on cpu",
+        ),
+        ("int weights", "got a torch.int64 tensor"),
+        ("sparse", "got a sparse torch.float32 tensor"),
+        ("nan", "the model weights are not all finite numbers"),
+        ("value head", "value head (2, 2) + bias (1,); expected"),
+    ],
+)
 def test_a_damaged_checkpoint_is_refused_naming_the_file_and_the_field(tmp_path, change, words):
     from tiengow.agents.ppo import DEFAULT_POLICY
+
     path = tmp_path / "damaged.pt"
     torch.save(_damaged(torch.load(DEFAULT_POLICY, weights_only=True), change), path)
     with pytest.raises(ValueError) as err:
@@ -347,6 +432,7 @@ def test_a_damaged_checkpoint_is_refused_naming_the_file_and_the_field(tmp_path,
 # ============================================================================ the command line (issue 16)
 def _cli(*argv: str) -> int:
     from tiengow.cli import main
+
     return main(list(argv))
 
 
@@ -393,8 +479,15 @@ def test_every_run_ends_with_an_evaluation(tmp_path):
     """A run shorter than eval_interval still evaluates its final policy: eval/ tags in TensorBoard
     and a non-empty curve.json."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    config = tiny_config(tmp_path, total_steps=32 * 8 * 2, eval_interval=1000, eval_deals=8,
-                         eval_opponents=["random"], log_dir=str(tmp_path / "tb"))
+
+    config = tiny_config(
+        tmp_path,
+        total_steps=32 * 8 * 2,
+        eval_interval=1000,
+        eval_deals=8,
+        eval_opponents=["random"],
+        log_dir=str(tmp_path / "tb"),
+    )
     summary = train(config, notice=lambda text: None)
     assert [(p["opponent"], p["step"]) for p in summary["curve"]] == [("random", 32 * 8 * 2)]
     assert json.loads((tmp_path / "tb" / "curve.json").read_text()) == summary["curve"]
@@ -406,11 +499,22 @@ def test_every_run_ends_with_an_evaluation(tmp_path):
 
 def test_time_to_strength_is_the_first_evaluation_with_its_ci_above_zero():
     def point(step, opponent, low, high):
-        return {"step": step, "seconds": step / 10, "opponent": opponent, "chips_per_hand": (low + high) / 2,
-                "ci95": [low, high]}
-    curve = [point(600, "expert", 0.2, 1.0), point(1200, "search", -0.3, 0.5), point(300, "expert", -1.0, 0.1),
-             point(1200, "expert", -0.1, 0.9), {"step": 1200, "seconds": 120.0, "exploit": "learned", "gain": 0.1},
-             point(600, "search", -0.9, 0.0)]
+        return {
+            "step": step,
+            "seconds": step / 10,
+            "opponent": opponent,
+            "chips_per_hand": (low + high) / 2,
+            "ci95": [low, high],
+        }
+
+    curve = [
+        point(600, "expert", 0.2, 1.0),
+        point(1200, "search", -0.3, 0.5),
+        point(300, "expert", -1.0, 0.1),
+        point(1200, "expert", -0.1, 0.9),
+        {"step": 1200, "seconds": 120.0, "exploit": "learned", "gain": 0.1},
+        point(600, "search", -0.9, 0.0),
+    ]
     assert time_to_strength(curve) == {"expert": {"minutes": 1.0, "step": 600}, "search": None}
     assert time_to_strength([]) == {}
 
@@ -434,12 +538,36 @@ def test_after_resume_the_curve_and_time_to_strength_count_the_evaluations_befor
 def test_no_evaluation_line_comes_after_the_final_summary(tmp_path):
     import subprocess
     import sys
-    settings = ["rules=micro", "num_envs=32", "rollout_steps=8", "total_steps=1024", "hidden=16", "layers=1",
-                "minibatch_size=128", "eval_interval=1", "eval_deals=4", "eval_opponents=[random]",
-                f"log_dir={tmp_path / 'tb'}"]
-    done = subprocess.run([sys.executable, "-m", "tiengow", "train", "ppo", "--out", str(tmp_path / "ppo.pt"),
-                           *[part for item in settings for part in ("--set", item)]],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+
+    settings = [
+        "rules=micro",
+        "num_envs=32",
+        "rollout_steps=8",
+        "total_steps=1024",
+        "hidden=16",
+        "layers=1",
+        "minibatch_size=128",
+        "eval_interval=1",
+        "eval_deals=4",
+        "eval_opponents=[random]",
+        f"log_dir={tmp_path / 'tb'}",
+    ]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tiengow",
+            "train",
+            "ppo",
+            "--out",
+            str(tmp_path / "ppo.pt"),
+            *[part for item in settings for part in ("--set", item)],
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     (summary,) = [k for k, line in enumerate(lines) if line.startswith(f"wrote {tmp_path / 'ppo.pt'}:")]
@@ -452,8 +580,11 @@ def test_default_outputs_go_to_a_new_run_folder_with_plain_progress(tmp_path, mo
     """Without out/log_dir everything goes to runs/train-ppo/<timestamp>/ under the current folder, and
     the command says so; without a terminal, progress comes as plain lines (no bar, no escapes)."""
     monkeypatch.chdir(tmp_path)
-    sets = [f"--set={name}={json.dumps(value)}" for name, value in tiny_config(tmp_path).to_dict().items()
-            if name not in ("out", "log_dir")]
+    sets = [
+        f"--set={name}={json.dumps(value)}"
+        for name, value in tiny_config(tmp_path).to_dict().items()
+        if name not in ("out", "log_dir")
+    ]
     assert _cli("train", "ppo", *sets) == 0
     out, err = capsys.readouterr()
     folders = list((tmp_path / "runs" / "train-ppo").iterdir())
@@ -489,19 +620,25 @@ def test_config_overrides_and_errors(tmp_path):
         PpoConfig.from_file(None, ["num_envs=0"])
 
 
-@pytest.mark.parametrize("override, words", [
-    ("ent_coef=abc", "ent_coef must be a finite number >= 0, got 'abc'"),
-    ("target_kl=-1", "target_kl must be a finite number > 0 or null, got -1"),
-    ("lr=inf", "lr must be a finite number > 0, got 'inf'"), ("clip_coef=nan", "clip_coef must be a finite number"),
-    ("max_seconds=nan", "max_seconds must be a finite number > 0 or null"),
-    ("threads=1000000", "threads must be a whole number from 1 to 256"),
-    ("pool_size=1.5", "pool_size must be a whole number from 0 to 10,000, got 1.5"),
-    ("seed=1e30", "seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
-    ("overlap=maybe", "overlap must be true or false, got 'maybe'"), ("anneal_lr=3", "anneal_lr must be true or false"),
-    ("eval_opponents=nope", "eval_opponents must be a list of agent specs"),
-    ("eval_opponents=[nope]", "eval_opponents: unknown agent 'nope'"),
-    ("eval_deals=-5", "eval_deals must be a whole number from 1"), ("out=o/", "out is the checkpoint's file path"),
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("ent_coef=abc", "ent_coef must be a finite number >= 0, got 'abc'"),
+        ("target_kl=-1", "target_kl must be a finite number > 0 or null, got -1"),
+        ("lr=inf", "lr must be a finite number > 0, got 'inf'"),
+        ("clip_coef=nan", "clip_coef must be a finite number"),
+        ("max_seconds=nan", "max_seconds must be a finite number > 0 or null"),
+        ("threads=1000000", "threads must be a whole number from 1 to 256"),
+        ("pool_size=1.5", "pool_size must be a whole number from 0 to 10,000, got 1.5"),
+        ("seed=1e30", "seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
+        ("overlap=maybe", "overlap must be true or false, got 'maybe'"),
+        ("anneal_lr=3", "anneal_lr must be true or false"),
+        ("eval_opponents=nope", "eval_opponents must be a list of agent specs"),
+        ("eval_opponents=[nope]", "eval_opponents: unknown agent 'nope'"),
+        ("eval_deals=-5", "eval_deals must be a whole number from 1"),
+        ("out=o/", "out is the checkpoint's file path"),
+    ],
+)
 def test_every_setting_is_checked_before_training(override, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         PpoConfig.from_file("configs/ppo.yaml", [override])
@@ -530,6 +667,7 @@ def test_agent_batched_act_is_legal_and_matches_torch(tmp_path):
 def test_shipped_model_loads_and_plays_legal_actions():
     """The default ``ppo`` agent is the shipped model (agents/policies/ppo.pt, <= 5 MB)."""
     from tiengow.agents.ppo import DEFAULT_POLICY
+
     assert DEFAULT_POLICY.exists() and DEFAULT_POLICY.stat().st_size <= 5 * 2**20
     agent = make_agent("ppo", "standard")
     env = VectorEnv(32, "standard", seed=9)
@@ -543,6 +681,7 @@ def test_shipped_model_loads_and_plays_legal_actions():
 def test_shipped_model_beats_expert():
     """The acceptance check at a smaller size: ``tiengow eval ppo --vs expert`` on 400 deals."""
     from tiengow.agents.arena import evaluate
+
     result = evaluate("ppo", "expert", 400, seed=0)
     assert result.ci95[0] > 0, result
 
@@ -552,11 +691,14 @@ def test_the_agent_needs_no_trainer_and_no_torch_at_import():
     nothing of ``tiengow.training``, and importing the agent module does not import torch."""
     import subprocess
     import sys
-    code = ("import sys; import tiengow.agents.ppo; assert 'torch' not in sys.modules; "
-            "from tiengow.agents.base import make_agent; from tiengow_env.vector import VectorEnv; "
-            "env = VectorEnv(4, 'standard', seed=1); agent = make_agent('ppo', 'standard'); "
-            "agent.act_batch(env.observation, env.action_mask); "
-            "print(sorted(m for m in sys.modules if m.startswith('tiengow.training')))")
+
+    code = (
+        "import sys; import tiengow.agents.ppo; assert 'torch' not in sys.modules; "
+        "from tiengow.agents.base import make_agent; from tiengow_env.vector import VectorEnv; "
+        "env = VectorEnv(4, 'standard', seed=1); agent = make_agent('ppo', 'standard'); "
+        "agent.act_batch(env.observation, env.action_mask); "
+        "print(sorted(m for m in sys.modules if m.startswith('tiengow.training')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

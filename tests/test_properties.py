@@ -3,6 +3,7 @@
 Each example deals a hand with ``Game(seed=...)`` and plays it to the end with legal actions
 picked by a seeded generator, checking invariants after every step (RULES.md sections 4 to 8).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -16,9 +17,17 @@ from tiengow_env import layout as L
 from tiengow_env.game import Game, replay
 from tiengow_env.tiles import NAMES
 
-RULE_SETS = ["standard", "three_player", "micro", "hongkong", "culin1895", "seed001",
-             {"one_red_dot": "choice"}, {"early_death": False, "must_beat_if_able": True},
-             {"preset": "standard", "deck": "24_weakened_military"}]
+RULE_SETS = [
+    "standard",
+    "three_player",
+    "micro",
+    "hongkong",
+    "culin1895",
+    "seed001",
+    {"one_red_dot": "choice"},
+    {"early_death": False, "must_beat_if_able": True},
+    {"preset": "standard", "deck": "24_weakened_military"},
+]
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None)
 seeds = st.integers(min_value=0, max_value=2**63 - 1)
@@ -62,8 +71,12 @@ def to_record(game: Game, start: Game, taken: list[tuple[int, int]]) -> dict:
             actions.append({"seat": seat, "play": game.combos.combos[action].names})
         else:
             actions.append({"seat": seat, "declare": action == C + L.DECLARE_OFFSET})
-    return {"rules": game.rules.switches(), "banker": start.banker,
-            "hands": [start.dealt(s) for s in range(game.players)], "actions": actions}
+    return {
+        "rules": game.rules.switches(),
+        "banker": start.banker,
+        "hands": [start.dealt(s) for s in range(game.players)],
+        "actions": actions,
+    }
 
 
 @SETTINGS
@@ -133,12 +146,12 @@ def test_clone_is_independent(rules, seed, choice_seed, split):
     frozen = game.state.copy()
     copy = game.clone()
     assert np.array_equal(copy.state, game.state)
-    play_out(copy, choice_seed + 1)          # playing the clone ...
+    play_out(copy, choice_seed + 1)  # playing the clone ...
     assert np.array_equal(game.state, frozen)  # ... leaves the original untouched
     if not game.is_over:
         copy2 = game.clone()
         frozen2 = copy2.state.copy()
-        play_out(game, choice_seed + 2)           # and the other way round
+        play_out(game, choice_seed + 2)  # and the other way round
         assert np.array_equal(copy2.state, frozen2)
 
 

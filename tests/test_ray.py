@@ -1,5 +1,6 @@
 """On Ray: evaluation gives exactly the local result, and PPO trains with rollout workers as
 actors; both go on when workers die mid-run."""
+
 import json
 import subprocess
 
@@ -27,6 +28,7 @@ def test_eval_on_ray_equals_local(local_ray):
 def test_a_sequential_test_on_ray_stops_where_the_local_one_does(local_ray):
     """Chunks finish in any order on Ray; the test reads them in deal order, and the rest are cancelled."""
     from tiengow.agents.sprt import Hypotheses
+
     local = evaluate("expert", "greedy", deals=2000, seed=45010, sprt=Hypotheses(0.5, 1.0))
     assert evaluate("expert", "greedy", deals=2000, seed=45010, sprt=Hypotheses(0.5, 1.0), ray_address="local") == local
     assert local.deals < 2000 and local.sprt["verdict"] != "undecided"
@@ -48,10 +50,25 @@ def test_killed_workers_are_retried_without_losing_or_double_counting(local_ray)
 # ============================================================================ PPO rollout workers
 def ppo_config(tmp_path, **changes):
     from tiengow.training.ppo import PpoConfig
-    settings = dict(rules="micro", num_envs=32, rollout_steps=8, total_steps=32 * 8 * 6, hidden=32, layers=1,
-                    minibatch_size=128, pool_interval=1, pool_size=2, opponent_mix=0.5,
-                    pool_weights={"greedy": 1.0, "past": 1.0}, eval_interval=0, log_dir=str(tmp_path / "tb"),
-                    out=str(tmp_path / "ppo.pt"), checkpoint_interval=2, seed=5)
+
+    settings = dict(
+        rules="micro",
+        num_envs=32,
+        rollout_steps=8,
+        total_steps=32 * 8 * 6,
+        hidden=32,
+        layers=1,
+        minibatch_size=128,
+        pool_interval=1,
+        pool_size=2,
+        opponent_mix=0.5,
+        pool_weights={"greedy": 1.0, "past": 1.0},
+        eval_interval=0,
+        log_dir=str(tmp_path / "tb"),
+        out=str(tmp_path / "ppo.pt"),
+        checkpoint_interval=2,
+        seed=5,
+    )
     settings.update(changes)
     return PpoConfig.from_dict(settings)
 
@@ -59,6 +76,7 @@ def ppo_config(tmp_path, **changes):
 def test_train_ppo_on_ray_from_the_cli_writes_a_loadable_checkpoint(local_ray, tmp_path, capsys):
     from tiengow.agents.base import make_agent
     from tiengow.cli import main
+
     config = ppo_config(tmp_path)
     sets = [f"--set={name}={json.dumps(value)}" for name, value in config.to_dict().items()]
     assert main(["train", "ppo", *sets, "--ray", "--rollout-workers", "2", "--json"]) == 0
@@ -74,6 +92,7 @@ def test_ray_training_resumes_exactly(local_ray, tmp_path):
     resume, equal 6 in one go (so a Ray run is also reproducible from its seed)."""
     from tiengow.training.ppo_checkpoints import load_checkpoint
     from tiengow.training.ppo_runner import RayCollection, train
+
     straight = ppo_config(tmp_path / "a", log_dir=None)
     train(straight, notice=lambda text: None, ray=RayCollection("local", 2))
     split = ppo_config(tmp_path / "b", log_dir=None)
@@ -88,6 +107,7 @@ def test_ray_training_resumes_exactly(local_ray, tmp_path):
 def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tmp_path):
     from tiengow.training.ppo_checkpoints import load_checkpoint
     from tiengow.training.ppo_runner import RayCollection, train
+
     config = ppo_config(tmp_path, total_steps=32 * 8 * 8, log_dir=None)
     killed, messages = [], []
 
@@ -107,21 +127,28 @@ def test_a_killed_rollout_worker_is_restarted_and_training_goes_on(local_ray, tm
 def test_ray_options_are_checked(local_ray, tmp_path, capsys):
     from tiengow.cli import main
     from tiengow.training.ppo_runner import RayCollection, train
+
     assert main(["train", "ppo", "--rollout-workers", "2"]) == 2
     assert "--rollout-workers needs --ray" in capsys.readouterr().err
     with pytest.raises(ValueError, match="3 rollout workers need 3 CPUs .* the Ray cluster has 2"):
         train(ppo_config(tmp_path), ray=RayCollection("local", 3))
     # A fresh process: this one is connected to the test's Ray instance already.
-    done = subprocess.run(["tiengow", "eval", "greedy", "--vs", "random", "--deals", "4", "--ray", "127.0.0.1:1"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["tiengow", "eval", "greedy", "--vs", "random", "--deals", "4", "--ray", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "tiengow: error: no Ray cluster answers at 127.0.0.1:1 (Connection refused); start one with "
-        "`ray start --head` there, or use --ray alone for a local instance"]
+        "`ray start --head` there, or use --ray alone for a local instance"
+    ]
 
 
 @pytest.mark.parametrize("address", ["foo", "1.2.3.4:99999", ":6379", "host:port"])
 def test_a_ray_address_that_is_not_host_port_is_refused_in_words(address):
     from tiengow.agents.infra import _check_reachable
+
     with pytest.raises(ValueError, match=r"--ray takes the HOST:PORT of a Ray cluster, .*; got '"):
         _check_reachable(address)  # Ray's own "Invalid address format: foo" said not what was expected

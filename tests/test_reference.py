@@ -5,6 +5,7 @@
 * RULES.md section 6's four worked checks, as real hands;
 * the decision API (decisions / apply), One Red Dot choice, and random full games.
 """
+
 from __future__ import annotations
 
 import random
@@ -46,24 +47,36 @@ def test_conformance_record(line: dict) -> None:
     expected = line["expected"]
     for key in KEYS:
         assert got[key] == expected[key], key
-    assert [(t["leader"], t["winner"], t["size"], t["winning"]) for t in got["tricks"]] == \
-        [(t["leader"], t["winner"], t["size"], t["winning"]) for t in expected["tricks"]]
+    assert [(t["leader"], t["winner"], t["size"], t["winning"]) for t in got["tricks"]] == [
+        (t["leader"], t["winner"], t["size"], t["winning"]) for t in expected["tricks"]
+    ]
 
 
 # ------------------------------------------------------------------------ perft
 PERFT_DEAL = {
-    "rules": "standard", "banker": 0, "actions": [],
-    "hands": [["1-1", "3-1", "3-3", "6-4", "6-4", "6-3", "4-3", "3-2"],
-              ["6-6", "4-4", "5-5", "3-3", "6-1", "5-1", "5-2", "2-1"],
-              ["6-6", "3-1", "2-2", "2-2", "6-1", "5-4", "5-3", "4-1"],
-              ["1-1", "4-4", "5-5", "6-5", "6-5", "5-1", "6-2", "4-2"]],
+    "rules": "standard",
+    "banker": 0,
+    "actions": [],
+    "hands": [
+        ["1-1", "3-1", "3-3", "6-4", "6-4", "6-3", "4-3", "3-2"],
+        ["6-6", "4-4", "5-5", "3-3", "6-1", "5-1", "5-2", "2-1"],
+        ["6-6", "3-1", "2-2", "2-2", "6-1", "5-4", "5-3", "4-1"],
+        ["1-1", "4-4", "5-5", "6-5", "6-5", "5-1", "6-2", "4-2"],
+    ],
 }
 
 
-@pytest.mark.parametrize("depth, count", [
-    (1, 9), (2, 124), (3, 1879), (4, 34883),
-    pytest.param(5, 233749, marks=slow), pytest.param(6, 2014714, marks=slow),
-])
+@pytest.mark.parametrize(
+    "depth, count",
+    [
+        (1, 9),
+        (2, 124),
+        (3, 1879),
+        (4, 34883),
+        pytest.param(5, 233749, marks=slow),
+        pytest.param(6, 2014714, marks=slow),
+    ],
+)
 def test_perft_rules_deal(depth: int, count: int) -> None:
     assert ref_perft(PERFT_DEAL, depth) == count
 
@@ -79,109 +92,179 @@ def test_root_decisions_are_the_nine_leads() -> None:
     hands = [[parse_type(n) for n in hand] for hand in PERFT_DEAL["hands"]]
     game = RefGame(hands, 0, RuleSet.from_spec("standard"))
     leads = {tuple(tile_names(tiles)) for kind, tiles in game.decisions() if kind == "lead"}
-    assert leads == {("1-1",), ("3-1",), ("3-3",), ("6-4",), ("6-3",), ("4-3",), ("3-2",),
-                     ("6-4", "6-4"), ("3-1", "3-2")}
+    assert leads == {
+        ("1-1",),
+        ("3-1",),
+        ("3-3",),
+        ("6-4",),
+        ("6-3",),
+        ("4-3",),
+        ("3-2",),
+        ("6-4", "6-4"),
+        ("3-1", "3-2"),
+    }
 
 
 # ------------------------------------------------------------------------ RULES.md section 6
 # The four worked checks, each as a real hand (seat 0 = A, 1 = B, 2 = C, 3 = D).
 WORKED_CHECKS = [
     pytest.param(
-        "A is banker and wins the last trick; B has 0 columns, C 3, D 2: "
-        "B pays A 10, C pays 2, D pays 4",
-        {"banker": 0,
-         "hands": [["6-6", "3-1", "2-2", "6-5", "6-4", "5-4", "5-3", "4-2"],
-                   ["6-6", "1-1", "5-5", "5-1", "6-2", "4-3", "3-2", "2-1"],
-                   ["3-3", "3-3", "2-2", "6-1", "6-1", "5-1", "6-3", "5-2"],
-                   ["1-1", "4-4", "4-4", "3-1", "5-5", "6-5", "6-4", "4-1"]],
-         "actions": [
-             {"seat": 0, "play": ["6-4"]}, {"seat": 1, "discard": ["3-2"]},
-             {"seat": 2, "discard": ["5-1"]}, {"seat": 3, "play": ["1-1"]},
-             {"seat": 3, "play": ["6-4"]}, {"seat": 0, "discard": ["2-2"]},
-             {"seat": 1, "discard": ["1-1"]}, {"seat": 2, "discard": ["6-3"]},
-             {"seat": 3, "play": ["4-4"]}, {"seat": 0, "play": ["6-6"]},
-             {"seat": 1, "discard": ["5-1"]}, {"seat": 2, "discard": ["2-2"]},
-             {"seat": 0, "play": ["5-4"]}, {"seat": 1, "discard": ["2-1"]},
-             {"seat": 2, "discard": ["6-1"]}, {"seat": 3, "discard": ["3-1"]},
-             {"seat": 0, "play": ["4-2"]}, {"seat": 1, "discard": ["5-5"]},
-             {"seat": 2, "play": ["5-2"]}, {"seat": 3, "discard": ["4-4"]},
-             {"seat": 2, "play": ["3-3", "3-3"]}, {"seat": 3, "discard": ["5-5", "4-1"]},
-             {"seat": 0, "discard": ["6-5", "5-3"]}, {"seat": 1, "discard": ["6-6", "4-3"]},
-             {"seat": 2, "play": ["6-1"]}, {"seat": 3, "discard": ["6-5"]},
-             {"seat": 0, "play": ["3-1"]},  # seat 1's last discard is early death: left out
-         ]},
-        {"columns": [3, 0, 3, 2], "last_trick_winner": 0, "settlement": [16, -10, -2, -4],
-         "trick_bonus": [0, 0, 0, 0]},
-        id="settlement-A-banker"),
+        "A is banker and wins the last trick; B has 0 columns, C 3, D 2: B pays A 10, C pays 2, D pays 4",
+        {
+            "banker": 0,
+            "hands": [
+                ["6-6", "3-1", "2-2", "6-5", "6-4", "5-4", "5-3", "4-2"],
+                ["6-6", "1-1", "5-5", "5-1", "6-2", "4-3", "3-2", "2-1"],
+                ["3-3", "3-3", "2-2", "6-1", "6-1", "5-1", "6-3", "5-2"],
+                ["1-1", "4-4", "4-4", "3-1", "5-5", "6-5", "6-4", "4-1"],
+            ],
+            "actions": [
+                {"seat": 0, "play": ["6-4"]},
+                {"seat": 1, "discard": ["3-2"]},
+                {"seat": 2, "discard": ["5-1"]},
+                {"seat": 3, "play": ["1-1"]},
+                {"seat": 3, "play": ["6-4"]},
+                {"seat": 0, "discard": ["2-2"]},
+                {"seat": 1, "discard": ["1-1"]},
+                {"seat": 2, "discard": ["6-3"]},
+                {"seat": 3, "play": ["4-4"]},
+                {"seat": 0, "play": ["6-6"]},
+                {"seat": 1, "discard": ["5-1"]},
+                {"seat": 2, "discard": ["2-2"]},
+                {"seat": 0, "play": ["5-4"]},
+                {"seat": 1, "discard": ["2-1"]},
+                {"seat": 2, "discard": ["6-1"]},
+                {"seat": 3, "discard": ["3-1"]},
+                {"seat": 0, "play": ["4-2"]},
+                {"seat": 1, "discard": ["5-5"]},
+                {"seat": 2, "play": ["5-2"]},
+                {"seat": 3, "discard": ["4-4"]},
+                {"seat": 2, "play": ["3-3", "3-3"]},
+                {"seat": 3, "discard": ["5-5", "4-1"]},
+                {"seat": 0, "discard": ["6-5", "5-3"]},
+                {"seat": 1, "discard": ["6-6", "4-3"]},
+                {"seat": 2, "play": ["6-1"]},
+                {"seat": 3, "discard": ["6-5"]},
+                {"seat": 0, "play": ["3-1"]},  # seat 1's last discard is early death: left out
+            ],
+        },
+        {"columns": [3, 0, 3, 2], "last_trick_winner": 0, "settlement": [16, -10, -2, -4], "trick_bonus": [0, 0, 0, 0]},
+        id="settlement-A-banker",
+    ),
     pytest.param(
         "C wins a trick with the Supreme pair while A is banker: B and D pay C 2, A pays C 4",
-        {"banker": 0,
-         "hands": [["1-1", "5-5", "3-3", "3-3", "6-4", "6-1", "5-1", "5-4"],
-                   ["4-4", "2-2", "6-5", "6-1", "6-2", "5-3", "4-3", "4-1"],
-                   ["6-6", "3-1", "3-1", "6-4", "6-3", "4-2", "3-2", "2-1"],
-                   ["6-6", "1-1", "4-4", "5-5", "2-2", "6-5", "5-1", "5-2"]],
-         "actions": [
-             {"seat": 0, "play": ["6-1"]}, {"seat": 1, "discard": ["4-1"]},
-             {"seat": 2, "discard": ["6-3"]}, {"seat": 3, "discard": ["4-4"]},
-             {"seat": 0, "play": ["5-1"]}, {"seat": 1, "discard": ["6-1"]},
-             {"seat": 2, "play": ["6-4"]}, {"seat": 3, "discard": ["5-5"]},
-             {"seat": 2, "play": ["6-6"]}, {"seat": 3, "discard": ["5-2"]},
-             {"seat": 0, "discard": ["6-4"]}, {"seat": 1, "discard": ["5-3"]},
-             {"seat": 2, "play": ["4-2", "2-1"]}, {"seat": 3, "discard": ["2-2", "5-1"]},
-             {"seat": 0, "discard": ["1-1", "3-3"]}, {"seat": 1, "discard": ["2-2", "6-2"]},
-             {"seat": 2, "play": ["3-2"]}, {"seat": 3, "discard": ["6-5"]},
-             {"seat": 0, "play": ["5-4"]}, {"seat": 1, "discard": ["4-4"]},
-             {"seat": 0, "play": ["3-3"]}, {"seat": 1, "discard": ["4-3"]},
-             {"seat": 2, "discard": ["3-1"]}, {"seat": 3, "play": ["6-6"]},
-             {"seat": 3, "play": ["1-1"]}, {"seat": 0, "discard": ["5-5"]},
-             {"seat": 2, "discard": ["3-1"]},
-         ]},
+        {
+            "banker": 0,
+            "hands": [
+                ["1-1", "5-5", "3-3", "3-3", "6-4", "6-1", "5-1", "5-4"],
+                ["4-4", "2-2", "6-5", "6-1", "6-2", "5-3", "4-3", "4-1"],
+                ["6-6", "3-1", "3-1", "6-4", "6-3", "4-2", "3-2", "2-1"],
+                ["6-6", "1-1", "4-4", "5-5", "2-2", "6-5", "5-1", "5-2"],
+            ],
+            "actions": [
+                {"seat": 0, "play": ["6-1"]},
+                {"seat": 1, "discard": ["4-1"]},
+                {"seat": 2, "discard": ["6-3"]},
+                {"seat": 3, "discard": ["4-4"]},
+                {"seat": 0, "play": ["5-1"]},
+                {"seat": 1, "discard": ["6-1"]},
+                {"seat": 2, "play": ["6-4"]},
+                {"seat": 3, "discard": ["5-5"]},
+                {"seat": 2, "play": ["6-6"]},
+                {"seat": 3, "discard": ["5-2"]},
+                {"seat": 0, "discard": ["6-4"]},
+                {"seat": 1, "discard": ["5-3"]},
+                {"seat": 2, "play": ["4-2", "2-1"]},
+                {"seat": 3, "discard": ["2-2", "5-1"]},
+                {"seat": 0, "discard": ["1-1", "3-3"]},
+                {"seat": 1, "discard": ["2-2", "6-2"]},
+                {"seat": 2, "play": ["3-2"]},
+                {"seat": 3, "discard": ["6-5"]},
+                {"seat": 0, "play": ["5-4"]},
+                {"seat": 1, "discard": ["4-4"]},
+                {"seat": 0, "play": ["3-3"]},
+                {"seat": 1, "discard": ["4-3"]},
+                {"seat": 2, "discard": ["3-1"]},
+                {"seat": 3, "play": ["6-6"]},
+                {"seat": 3, "play": ["1-1"]},
+                {"seat": 0, "discard": ["5-5"]},
+                {"seat": 2, "discard": ["3-1"]},
+            ],
+        },
         {"trick_bonus": [-4, -2, 8, -2]},
-        id="supreme-pair-bonus"),
+        id="supreme-pair-bonus",
+    ),
     pytest.param(
         "Banker B wins a trick with an Earth & Eight quartet: every other player pays B 8",
-        {"banker": 1,
-         "hands": [["6-6", "4-4", "3-3", "6-1", "6-1", "5-1", "5-2", "4-1"],
-                   ["6-6", "1-1", "1-1", "3-1", "5-5", "6-2", "5-3", "2-1"],
-                   ["3-3", "6-5", "6-5", "6-4", "6-3", "5-4", "4-3", "3-2"],
-                   ["4-4", "3-1", "5-5", "2-2", "2-2", "6-4", "5-1", "4-2"]],
-         "actions": [
-             {"seat": 1, "play": ["1-1", "1-1", "6-2", "5-3"]},
-             {"seat": 2, "discard": ["3-3", "6-5", "5-4", "4-3"]},
-             {"seat": 3, "discard": ["2-2", "2-2", "6-4", "4-2"]},
-             {"seat": 0, "discard": ["6-6", "4-4", "6-1", "5-1"]},
-             {"seat": 1, "play": ["5-5"]}, {"seat": 2, "discard": ["3-2"]},
-             {"seat": 3, "play": ["4-4"]}, {"seat": 0, "discard": ["5-2"]},
-             {"seat": 3, "play": ["5-5"]}, {"seat": 0, "discard": ["6-1"]},
-             {"seat": 1, "discard": ["6-6"]}, {"seat": 2, "discard": ["6-5"]},
-             {"seat": 3, "play": ["3-1"]}, {"seat": 0, "discard": ["3-3"]},
-             {"seat": 1, "discard": ["2-1"]}, {"seat": 2, "discard": ["6-3"]},
-             {"seat": 3, "play": ["5-1"]}, {"seat": 1, "play": ["3-1"]},
-         ]},
+        {
+            "banker": 1,
+            "hands": [
+                ["6-6", "4-4", "3-3", "6-1", "6-1", "5-1", "5-2", "4-1"],
+                ["6-6", "1-1", "1-1", "3-1", "5-5", "6-2", "5-3", "2-1"],
+                ["3-3", "6-5", "6-5", "6-4", "6-3", "5-4", "4-3", "3-2"],
+                ["4-4", "3-1", "5-5", "2-2", "2-2", "6-4", "5-1", "4-2"],
+            ],
+            "actions": [
+                {"seat": 1, "play": ["1-1", "1-1", "6-2", "5-3"]},
+                {"seat": 2, "discard": ["3-3", "6-5", "5-4", "4-3"]},
+                {"seat": 3, "discard": ["2-2", "2-2", "6-4", "4-2"]},
+                {"seat": 0, "discard": ["6-6", "4-4", "6-1", "5-1"]},
+                {"seat": 1, "play": ["5-5"]},
+                {"seat": 2, "discard": ["3-2"]},
+                {"seat": 3, "play": ["4-4"]},
+                {"seat": 0, "discard": ["5-2"]},
+                {"seat": 3, "play": ["5-5"]},
+                {"seat": 0, "discard": ["6-1"]},
+                {"seat": 1, "discard": ["6-6"]},
+                {"seat": 2, "discard": ["6-5"]},
+                {"seat": 3, "play": ["3-1"]},
+                {"seat": 0, "discard": ["3-3"]},
+                {"seat": 1, "discard": ["2-1"]},
+                {"seat": 2, "discard": ["6-3"]},
+                {"seat": 3, "play": ["5-1"]},
+                {"seat": 1, "play": ["3-1"]},
+            ],
+        },
         {"trick_bonus": [-8, 24, -8, -8]},
-        id="quartet-bonus-banker"),
+        id="quartet-bonus-banker",
+    ),
     pytest.param(
         "A declares One Red Dot (B is banker): every other player pays A 20",
-        {"banker": 1,
-         "hands": [["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
-                   ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
-                   ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
-                   ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"]],
-         "actions": []},
-        {"tricks": [], "columns": [8, 0, 0, 0], "last_trick_winner": 0,
-         "settlement": [60, -20, -20, -20], "net": [60, -20, -20, -20],
-         "multipliers": {"last_trick": 1, "shutout": 2}},
-        id="one-red-dot"),
+        {
+            "banker": 1,
+            "hands": [
+                ["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
+                ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
+                ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
+                ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"],
+            ],
+            "actions": [],
+        },
+        {
+            "tricks": [],
+            "columns": [8, 0, 0, 0],
+            "last_trick_winner": 0,
+            "settlement": [60, -20, -20, -20],
+            "net": [60, -20, -20, -20],
+            "multipliers": {"last_trick": 1, "shutout": 2},
+        },
+        id="one-red-dot",
+    ),
     pytest.param(
         "A, the banker, declares One Red Dot: every other player pays A 20",
-        {"banker": 0,
-         "hands": [["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
-                   ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
-                   ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
-                   ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"]],
-         "actions": []},
+        {
+            "banker": 0,
+            "hands": [
+                ["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
+                ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
+                ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
+                ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"],
+            ],
+            "actions": [],
+        },
         {"settlement": [60, -20, -20, -20], "net": [60, -20, -20, -20]},
-        id="one-red-dot-banker"),
+        id="one-red-dot-banker",
+    ),
 ]
 
 
@@ -197,26 +280,29 @@ def _combo(*names: str, rules: str | dict = "standard"):
     return classify([parse_type(n) for n in names], RuleSet.from_spec(rules))
 
 
-@pytest.mark.parametrize("names, rules, cls", [
-    (("6-6",), "standard", "civil_single"),
-    (("6-3", "5-4"), "standard", "military_pair"),
-    (("6-3", "5-4"), {"deck": "24_weakened_military"}, "supreme_pair"),
-    (("4-2", "2-1"), "standard", "supreme_pair"),
-    (("6-6", "6-3"), {"deck": "24_weakened_military"}, "mixed_pair"),
-    (("6-6", "6-6", "6-3", "5-4"), {"deck": "24_weakened_military"}, "quartet"),
-    (("4-2", "4-1"), "standard", None),
-    (("3-1", "5-2"), "standard", None),
-    (("1-1", "6-2", "5-2"), "standard", None),
-    (("1-1", "1-1", "6-2"), "standard", "triplet_2c1m"),
-    (("1-1", "6-2", "5-3"), "standard", "triplet_1c2m"),
-    (("1-1", "6-2", "5-3"), {"combos": "pairs_only"}, None),
-    (("1-1", "6-2"), {"combos": "pairs_only"}, "mixed_pair"),
-    (("6-6", "5-5", "4-4"), "standard", None),
-    (("6-6", "5-5", "4-4"), {"civilian_triplets": True}, "civilian_triplet"),
-    (("4-2", "4-1"), "seed001", "military_2"),
-    (("6-6", "6-3"), "seed001", None),
-    (("4-2", "2-1"), "seed001", "supreme_pair"),
-])
+@pytest.mark.parametrize(
+    "names, rules, cls",
+    [
+        (("6-6",), "standard", "civil_single"),
+        (("6-3", "5-4"), "standard", "military_pair"),
+        (("6-3", "5-4"), {"deck": "24_weakened_military"}, "supreme_pair"),
+        (("4-2", "2-1"), "standard", "supreme_pair"),
+        (("6-6", "6-3"), {"deck": "24_weakened_military"}, "mixed_pair"),
+        (("6-6", "6-6", "6-3", "5-4"), {"deck": "24_weakened_military"}, "quartet"),
+        (("4-2", "4-1"), "standard", None),
+        (("3-1", "5-2"), "standard", None),
+        (("1-1", "6-2", "5-2"), "standard", None),
+        (("1-1", "1-1", "6-2"), "standard", "triplet_2c1m"),
+        (("1-1", "6-2", "5-3"), "standard", "triplet_1c2m"),
+        (("1-1", "6-2", "5-3"), {"combos": "pairs_only"}, None),
+        (("1-1", "6-2"), {"combos": "pairs_only"}, "mixed_pair"),
+        (("6-6", "5-5", "4-4"), "standard", None),
+        (("6-6", "5-5", "4-4"), {"civilian_triplets": True}, "civilian_triplet"),
+        (("4-2", "4-1"), "seed001", "military_2"),
+        (("6-6", "6-3"), "seed001", None),
+        (("4-2", "2-1"), "seed001", "supreme_pair"),
+    ],
+)
 def test_classify(names: tuple, rules, cls) -> None:
     combo = _combo(*names, rules=rules)
     assert (combo.cls if combo else None) == cls
@@ -234,10 +320,12 @@ def test_equal_strength_and_class_walls() -> None:
 
 
 # ------------------------------------------------------------------------ decision API
-RED_DOT_HANDS = [["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
-                 ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
-                 ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
-                 ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"]]
+RED_DOT_HANDS = [
+    ["3-3", "2-2", "2-2", "6-5", "5-1", "6-2", "5-2", "3-2"],
+    ["1-1", "3-3", "6-5", "6-4", "6-1", "6-1", "6-3", "4-3"],
+    ["4-4", "3-1", "5-5", "5-5", "5-4", "4-2", "4-1", "2-1"],
+    ["6-6", "6-6", "1-1", "4-4", "3-1", "6-4", "5-1", "5-3"],
+]
 
 
 def test_one_red_dot_choice() -> None:
@@ -252,8 +340,7 @@ def test_one_red_dot_choice() -> None:
     assert game.to_act == 1 and all(kind == "lead" for kind, _ in game.decisions())
     record = {"rules": {"one_red_dot": "choice"}, "banker": 1, "hands": RED_DOT_HANDS, "actions": []}
     assert ref_perft(record, 1) == 2
-    assert ref_replay(dict(record, actions=[{"seat": 0, "declare": True}]))["settlement"] == \
-        [60, -20, -20, -20]
+    assert ref_replay(dict(record, actions=[{"seat": 0, "declare": True}]))["settlement"] == [60, -20, -20, -20]
     off = dict(record, rules={"one_red_dot": "off"})
     assert ref_perft(off, 1) == ref_perft(record, 2) - 1
 
@@ -265,7 +352,7 @@ def _random_game(rules_spec, seed: int) -> tuple[RefGame, dict]:
     deck = list(rules.deck_types)
     rng.shuffle(deck)
     size = rules.hand_size
-    hands = [sorted(deck[s * size:(s + 1) * size]) for s in range(rules.players)]
+    hands = [sorted(deck[s * size : (s + 1) * size]) for s in range(rules.players)]
     banker = rng.randrange(rules.players)
     game = RefGame(hands, banker, rules)
     actions = []
@@ -277,13 +364,14 @@ def _random_game(rules_spec, seed: int) -> tuple[RefGame, dict]:
         else:
             actions.append({"seat": seat, ("discard" if kind == "discard" else "play"): tile_names(tiles)})
         game.apply(decision)
-    record = {"rules": rules_spec, "banker": banker,
-              "hands": [tile_names(h) for h in hands], "actions": actions}
+    record = {"rules": rules_spec, "banker": banker, "hands": [tile_names(h) for h in hands], "actions": actions}
     return game, record
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS) + [{"one_red_dot": "choice"}, {"civilian_triplets": True},
-                                                       {"deck": "24_weakened_military"}])
+@pytest.mark.parametrize(
+    "preset",
+    sorted(PRESETS) + [{"one_red_dot": "choice"}, {"civilian_triplets": True}, {"deck": "24_weakened_military"}],
+)
 def test_random_games_are_consistent(preset) -> None:
     for seed in range(40):
         game, record = _random_game(preset, seed)
@@ -312,12 +400,15 @@ def test_early_death_discard_may_be_included() -> None:
     assert err.value.action_index == len(line_actions)
 
 
-@pytest.mark.parametrize("change, reason", [
-    ({"extra": 1}, "record: unknown key 'extra'"),
-    ({"streak": 0}, "record: streak must be an int >= 1"),
-    ({"rules": {"banker_streak": True}}, "banker_streak needs banker_double"),
-    ({"banker": True}, "record: banker must be a seat 0..3"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"extra": 1}, "record: unknown key 'extra'"),
+        ({"streak": 0}, "record: streak must be an int >= 1"),
+        ({"rules": {"banker_streak": True}}, "banker_streak needs banker_double"),
+        ({"banker": True}, "record: banker must be a seat 0..3"),
+    ],
+)
 def test_record_level_refusals(change: dict, reason: str) -> None:
     with pytest.raises(ValueError, match=reason) as err:
         ref_replay({**PERFT_DEAL, **change})

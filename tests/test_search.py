@@ -1,6 +1,7 @@
 """The search kernels and bots: the exact endgame against brute force on the reference
 engine, searches that never read hidden tiles, scripted positions with one right move,
 ISMCTS against the exact CFR+ strategy of micro, belief weights, and the spec grammar."""
+
 import json
 import os
 import subprocess
@@ -64,8 +65,9 @@ def positions(rules_spec, tiles_left: int, count: int, seed: int):
             yield game, ref
 
 
-@pytest.mark.parametrize("rules_spec, tiles_left", [("standard", 8), ("hongkong", 6), ("three_player", 6),
-                                                    ("culin1895", 6), ("micro", 8)])
+@pytest.mark.parametrize(
+    "rules_spec, tiles_left", [("standard", 8), ("hongkong", 6), ("three_player", 6), ("culin1895", 6), ("micro", 8)]
+)
 def test_endgame_solver_matches_brute_force_on_the_reference_engine(rules_spec, tiles_left):
     compared = 0
     ws = S.Workspace(RuleSet.from_spec(rules_spec))
@@ -79,9 +81,18 @@ def test_endgame_solver_matches_brute_force_on_the_reference_engine(rules_spec, 
     assert compared >= 4
 
 
-SEARCH_SPECS = ["pimc", "pimc:8:epsilon=1", "ismcts:150", "pimc:8:epsilon=0.5:halving=1",
-                "ismcts:100:epsilon=0.5", "search:0.1", "champion:8", "pimc:8:epsilon=0.5:paired=1",
-                "champion:8:locate=0:epsilon=0.3", "champion:8:particles=16"]
+SEARCH_SPECS = [
+    "pimc",
+    "pimc:8:epsilon=1",
+    "ismcts:150",
+    "pimc:8:epsilon=0.5:halving=1",
+    "ismcts:100:epsilon=0.5",
+    "search:0.1",
+    "champion:8",
+    "pimc:8:epsilon=0.5:paired=1",
+    "champion:8:locate=0:epsilon=0.3",
+    "champion:8:particles=16",
+]
 
 
 def decision_points(count: int, seed: int):
@@ -135,18 +146,24 @@ def last_trick_positions(count: int, seed: int):
             observation, mask = game.observe()
             state, seat, par = game.state, game.to_act, game.rules.par
             legal = np.flatnonzero(mask)
-            if (len(game.hand(seat)) == 1 and len(legal) == 2 and legal[0] < game.combos.num_combos
-                    and state[S_ACTED] == game.players - 1 and state[S_COLS + seat] < par
-                    and all(state[S_COLS + s] <= par for s in range(game.players))
-                    and all(len(game.hand(s)) <= 1 for s in range(game.players))):
+            if (
+                len(game.hand(seat)) == 1
+                and len(legal) == 2
+                and legal[0] < game.combos.num_combos
+                and state[S_ACTED] == game.players - 1
+                and state[S_COLS + seat] < par
+                and all(state[S_COLS + s] <= par for s in range(game.players))
+                and all(len(game.hand(s)) <= 1 for s in range(game.players))
+            ):
                 found.append((game.clone(), int(legal[0])))
                 break
             game.step(expert.act(observation, mask))
     return found
 
 
-@pytest.mark.parametrize("spec", ["pimc:16", "pimc:16:epsilon=0.5:paired=1", "pimc:16:epsilon=0.5:halving=1",
-                                  "ismcts:100", "search:0.05"])
+@pytest.mark.parametrize(
+    "spec", ["pimc:16", "pimc:16:epsilon=0.5:paired=1", "pimc:16:epsilon=0.5:halving=1", "ismcts:100", "search:0.05"]
+)
 def test_positions_with_one_right_move(spec):
     for k, (game, right) in enumerate(last_trick_positions(4, seed=21)):
         bot = make_agent(spec, seed=k)
@@ -166,10 +183,20 @@ def test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best():
     many = next(g for g in points if len(g.legal_actions()) >= 5)
     ws = S.Workspace(many.rules)
     actions = np.array(many.legal_actions(), dtype=np.int64)
-    out = SK.PimcOut(np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64),
-                     np.zeros(len(actions), dtype=np.int64))
-    SK.pimc_values(many.state, many.to_act, actions, np.zeros(len(actions)), SK.PimcSettings(40, 0.0, True, False),
-                   S._pool(None), ws.tables, S._rng(3), out)
+    out = SK.PimcOut(
+        np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64), np.zeros(len(actions), dtype=np.int64)
+    )
+    SK.pimc_values(
+        many.state,
+        many.to_act,
+        actions,
+        np.zeros(len(actions)),
+        SK.PimcSettings(40, 0.0, True, False),
+        S._pool(None),
+        ws.tables,
+        S._rng(3),
+        out,
+    )
     values, worlds, rounds = out
     assert worlds.sum() <= 40 * len(actions) and worlds.max() > 40  # the same rollouts, more for the finalists
     best = int(np.argmax(rounds))
@@ -196,14 +223,17 @@ def test_paired_rollouts_change_nothing_without_randomness_and_steady_the_compar
     gap between two actions varies less from seed to seed than with independent rollouts."""
     game = next(g for g in decision_points(20, seed=3) if len(g.legal_actions()) >= 2)
     np.testing.assert_array_equal(S.pimc_values(game, 24, seed=2)[1], S.pimc_values(game, 24, seed=2, paired=True)[1])
-    gaps = {paired: [np.subtract(*S.pimc_values(game, 16, seed=k, epsilon=0.5, paired=paired)[1][:2])
-                     for k in range(40)] for paired in (False, True)}
+    gaps = {
+        paired: [np.subtract(*S.pimc_values(game, 16, seed=k, epsilon=0.5, paired=paired)[1][:2]) for k in range(40)]
+        for paired in (False, True)
+    }
     assert np.var(gaps[True]) < 0.7 * np.var(gaps[False])
     assert make_agent("pimc:8:paired=1").evaluator.paired and not make_agent("pimc:8").evaluator.paired
 
 
 def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
     from tiengow.agents.ppo import make_ppo_agent
+
     prior = make_ppo_agent(None, RuleSet.from_spec("standard"))
     for k, game in enumerate(decision_points(6, seed=9)):
         observation, mask = game.observe()
@@ -233,6 +263,7 @@ def test_a_bonus_that_dwarfs_the_values_decides():
 
 def test_the_ppo_value_head_reads_chips_to_come():
     from tiengow.agents.ppo import make_ppo_agent
+
     prior = make_ppo_agent(None, RuleSet.from_spec("standard"))
     observations = np.array([g.observe()[0] for g in decision_points(6, seed=4)])
     values = prior.values(observations)
@@ -246,6 +277,7 @@ def test_the_ppo_value_head_reads_chips_to_come():
 def test_ismcts_first_leads_on_micro_follow_the_exact_cfr_plus_strategy():
     from tiengow.training.cfr import load_policy, tabular_policy_for
     from tiengow.training.cfr_tabular import build_tree
+
     tree = build_tree("micro", 0)
     policy = tabular_policy_for(tree, load_policy(str(HERE.parent / "agents" / "policies" / "cfr_micro.npz")))
     bot = make_agent("ismcts:300", rules="micro", seed=1)
@@ -259,7 +291,7 @@ def test_ismcts_first_leads_on_micro_follow_the_exact_cfr_plus_strategy():
         observation, mask = game.observe()
         bot.reset(d)
         action = bot.act(observation, mask, game=game)
-        slots = list(tree.slot_action[offset:offset + size])
+        slots = list(tree.slot_action[offset : offset + size])
         w = tree.root_weight[d]
         agree += w * policy[offset + slots.index(action)]
         uniform += w / size
@@ -277,45 +309,62 @@ def test_pimc_draws_its_worlds_from_a_given_belief():
     np.testing.assert_array_equal(one[1], again[1])  # weight 0: never drawn
     other = S.pimc_details(game, 16, seed=5, worlds=(worlds[1:2], np.ones(1)))
     assert not np.array_equal(one[1], other[1])
-    for bad, match in (((worlds[:, :5], np.ones(3)), "states of shape"), ((worlds, np.ones(2)), "one weight each"),
-                       ((worlds, np.array([1.0, -1.0, 0.0])), "finite, >= 0"), ((worlds, np.zeros(3)), "not all 0")):
+    for bad, match in (
+        ((worlds[:, :5], np.ones(3)), "states of shape"),
+        ((worlds, np.ones(2)), "one weight each"),
+        ((worlds, np.array([1.0, -1.0, 0.0])), "finite, >= 0"),
+        ((worlds, np.zeros(3)), "not all 0"),
+    ):
         with pytest.raises(ValueError, match=match):
             S.pimc_details(game, 8, worlds=bad)
 
 
-@pytest.mark.parametrize("spec, bad", [("pimc:x", "samples is a whole number from 1 to 1,000,000,000"),
-                                       ("pimc:8:foo=1", "unknown option"),
-                                       ("ismcts:0", "iterations is a whole number from 1 to"),
-                                       ("search:0", "budget is a number from 0.001"),
-                                       ("pimc:8:epsilon=2", "epsilon is a number from 0.0 to 1.0"),
-                                       ("ismcts:8:epsilon=-0.1", "epsilon is a number from 0.0 to 1.0"),
-                                       ("pimc:8:halving=2", "halving is 0"), ("pimc:8:paired=2", "paired is 0"),
-                                       ("ismcts:8:halving=1", "unknown option"),
-                                       ("champion:x", "samples is a whole number from 1"),
-                                       ("champion:8:c=1", "unknown option"),
-                                       ("champion:8:epsilon=3", "epsilon is a number from 0.0 to 1.0"),
-                                       ("champion:8:prior=/no/such.pt", "prior=/no/such.pt: .* does not exist"),
-                                       ("champion:8:locate=0:locator=x.pt", "locator=PATH is read only with locate"),
-                                       ("champion:8:particles=0", "particles is a whole number from 1"),
-                                       ("pimc:99999999999999999999", "from 1 to 1,000,000,000"),
-                                       ("search:99999999999999999999", "budget is a number from 0.001 to 1,000,000"),
-                                       ("pimc:8:epsilon=nan", "epsilon is a number from 0.0 to 1.0"),
-                                       ("ismcts:0000000000010000000000000", "from 1 to 10,000,000"),
-                                       ("pimc:00000000000000000000002000000000", "from 1 to 1,000,000,000"),
-                                       ("ismcts:1000000000", "iterations is a whole number from 1 to 10,000,000"),
-                                       ("champion:8:particles=2000000", "from 1 to 1,000,000"),
-                                       ("champion:8:weight", "weight needs a value, as in weight=VALUE"),
-                                       ("champion:8:prior=", "prior needs a value")])
+@pytest.mark.parametrize(
+    "spec, bad",
+    [
+        ("pimc:x", "samples is a whole number from 1 to 1,000,000,000"),
+        ("pimc:8:foo=1", "unknown option"),
+        ("ismcts:0", "iterations is a whole number from 1 to"),
+        ("search:0", "budget is a number from 0.001"),
+        ("pimc:8:epsilon=2", "epsilon is a number from 0.0 to 1.0"),
+        ("ismcts:8:epsilon=-0.1", "epsilon is a number from 0.0 to 1.0"),
+        ("pimc:8:halving=2", "halving is 0"),
+        ("pimc:8:paired=2", "paired is 0"),
+        ("ismcts:8:halving=1", "unknown option"),
+        ("champion:x", "samples is a whole number from 1"),
+        ("champion:8:c=1", "unknown option"),
+        ("champion:8:epsilon=3", "epsilon is a number from 0.0 to 1.0"),
+        ("champion:8:prior=/no/such.pt", "prior=/no/such.pt: .* does not exist"),
+        ("champion:8:locate=0:locator=x.pt", "locator=PATH is read only with locate"),
+        ("champion:8:particles=0", "particles is a whole number from 1"),
+        ("pimc:99999999999999999999", "from 1 to 1,000,000,000"),
+        ("search:99999999999999999999", "budget is a number from 0.001 to 1,000,000"),
+        ("pimc:8:epsilon=nan", "epsilon is a number from 0.0 to 1.0"),
+        ("ismcts:0000000000010000000000000", "from 1 to 10,000,000"),
+        ("pimc:00000000000000000000002000000000", "from 1 to 1,000,000,000"),
+        ("ismcts:1000000000", "iterations is a whole number from 1 to 10,000,000"),
+        ("champion:8:particles=2000000", "from 1 to 1,000,000"),
+        ("champion:8:weight", "weight needs a value, as in weight=VALUE"),
+        ("champion:8:prior=", "prior needs a value"),
+    ],
+)
 def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
     with pytest.raises(ValueError, match=bad):
         make_agent(spec)
 
 
-@pytest.mark.parametrize("spec, evaluator, budget", [
-    ("pimc", "Rollouts", {"samples": 32}), ("pimc:64", "Rollouts", {"samples": 64}),
-    ("search:2", "Rollouts", {"samples": 2000}), ("ismcts", "Ismcts", {"iterations": 1000}),
-    ("ismcts:50", "Ismcts", {"iterations": 50}), ("champion", "Rollouts", {"samples": 2200, "particles": 512}),
-    ("champion:16:locate=0", "Rollouts", {"samples": 16})])
+@pytest.mark.parametrize(
+    "spec, evaluator, budget",
+    [
+        ("pimc", "Rollouts", {"samples": 32}),
+        ("pimc:64", "Rollouts", {"samples": 64}),
+        ("search:2", "Rollouts", {"samples": 2000}),
+        ("ismcts", "Ismcts", {"iterations": 1000}),
+        ("ismcts:50", "Ismcts", {"iterations": 50}),
+        ("champion", "Rollouts", {"samples": 2200, "particles": 512}),
+        ("champion:16:locate=0", "Rollouts", {"samples": 16}),
+    ],
+)
 def test_search_specs(spec, evaluator, budget):
     bot = make_agent(spec)
     assert type(bot.evaluator).__name__ == evaluator and bot.budget == budget
@@ -336,27 +385,42 @@ def test_explain_gives_a_value_per_searched_action():
 
 
 # ============================================================================ without the JIT
-@pytest.mark.parametrize("target", [
-    "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
-    "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
-    "test_search.py::test_pimc_draws_its_worlds_from_a_given_belief",
-    pytest.param("test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
-                 marks=pytest.mark.slow),
-    pytest.param("test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow),
-    pytest.param("test_search.py::test_searches_read_no_hidden_tiles[pimc:8:epsilon=0.5:paired=1]",
-                 marks=pytest.mark.slow),
-    pytest.param("test_search.py::test_positions_with_one_right_move[ismcts:100]", marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
+        "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
+        "test_search.py::test_pimc_draws_its_worlds_from_a_given_belief",
+        pytest.param(
+            "test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "test_search_policies.py::test_compiled_policies_match_the_reference[micro]", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            "test_search.py::test_searches_read_no_hidden_tiles[pimc:8:epsilon=0.5:paired=1]", marks=pytest.mark.slow
+        ),
+        pytest.param("test_search.py::test_positions_with_one_right_move[ismcts:100]", marks=pytest.mark.slow),
+    ],
+)
 def test_search_kernels_without_jit(target):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", str(HERE / target)],
-                         capture_output=True, text=True, env=env, cwd=HERE.parent, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", str(HERE / target)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=HERE.parent,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
 
 
 # ============================================================================ decision stability
 def test_stability_counts_the_decisions_and_more_samples_agree_more():
     from tiengow.benchmarks.stability import stability
+
     result = stability(["pimc:1", "pimc:256"], hands=2, seed=900000, driver="greedy")
     choices = 0
     for h in range(2):  # the driver's hands again: every decision with a choice is counted once
@@ -375,6 +439,7 @@ def test_stability_counts_the_decisions_and_more_samples_agree_more():
 
 def test_stability_refuses_what_does_not_search(capsys):
     from tiengow.benchmarks.stability import main, stability
+
     with pytest.raises(ValueError, match="'expert' is not a search bot"):
         stability(["search", "expert"], hands=1, seed=0)
     with pytest.raises(ValueError, match="at least one search bot"):
@@ -394,11 +459,16 @@ def test_stability_refuses_what_does_not_search(capsys):
 def test_the_module_commands_end_in_one_line_like_tiengow(module, monkeypatch, capsys):
     """Ctrl-C and a bug of ours once showed a traceback here; now as in ``tiengow eval``."""
     import importlib
+
     bench = importlib.import_module(f"tiengow.benchmarks.{module}")
-    for error, code, line in ((KeyboardInterrupt(), 130, f"python -m tiengow.benchmarks.{module}: interrupted"),
-                              (RuntimeError("boom"), 70, "internal error: RuntimeError: boom (a bug in tiengow")):
+    for error, code, line in (
+        (KeyboardInterrupt(), 130, f"python -m tiengow.benchmarks.{module}: interrupted"),
+        (RuntimeError("boom"), 70, "internal error: RuntimeError: boom (a bug in tiengow"),
+    ):
+
         def fail(*args, error=error, **kwargs):
             raise error
+
         monkeypatch.setattr(bench, "report", fail)
         monkeypatch.delenv("TIENGOW_DEBUG", raising=False)
         assert bench.main(["--bots", "pimc:1"]) == code
@@ -409,6 +479,7 @@ def test_the_module_commands_end_in_one_line_like_tiengow(module, monkeypatch, c
 # ============================================================================ the oracle (value of information)
 def test_the_oracle_searches_the_true_deal_and_its_regret_is_near_zero():
     from tiengow.benchmarks.oracle import make, regrets
+
     game = Game(seed=61)
     oracle = make(RuleSet.from_spec("standard"), 0)
     states, weights = oracle.sampler.worlds(game, 1, oracle.workspace)
@@ -421,6 +492,7 @@ def test_the_oracle_searches_the_true_deal_and_its_regret_is_near_zero():
 
 def test_the_oracle_measure_pools_seeds_over_workers_and_refuses_bad_input(capsys):
     from tiengow.benchmarks.oracle import main, measure
+
     one = measure(["pimc:8", "pimc:1"], hands=1, seeds=[5, 6])
     assert measure(["pimc:8", "pimc:1"], hands=1, seeds=[5, 6], workers=2) == one
     assert one["decisions"] > 30 and set(one["pairs"]) == {"pimc:8 minus pimc:1"}
@@ -434,11 +506,13 @@ def test_the_oracle_measure_pools_seeds_over_workers_and_refuses_bad_input(capsy
         measure(["search"], hands=0, seeds=[1])
     with pytest.raises(ValueError, match="each bot and each seed once"):
         measure(["pimc:1", "pimc:1"], hands=1, seeds=[1])
-    for argv, message in ((["--seeds", "1,x"], "argument --seeds: must be an integer >= 0, got 'x'"),
-                          (["--seeds", "1,,2"], "argument --seeds: takes items separated by single commas"),
-                          (["--seeds", "1,1"], "argument --seeds: lists each item once; '1' is given twice"),
-                          (["--seeds", "9223372036854775808"], "at most 2^63 - 1"),
-                          (["--bots", "search,search"], "argument --bots: lists each item once")):
+    for argv, message in (
+        (["--seeds", "1,x"], "argument --seeds: must be an integer >= 0, got 'x'"),
+        (["--seeds", "1,,2"], "argument --seeds: takes items separated by single commas"),
+        (["--seeds", "1,1"], "argument --seeds: lists each item once; '1' is given twice"),
+        (["--seeds", "9223372036854775808"], "at most 2^63 - 1"),
+        (["--bots", "search,search"], "argument --bots: lists each item once"),
+    ):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and message in capsys.readouterr().err

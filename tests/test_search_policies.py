@@ -2,6 +2,7 @@
 (tests/policy_reference.py), over random decisions under many rule sets: the agents of
 agents/baselines.py, the state adapter used in rollouts and the observation adapter must all
 choose what the reference chooses."""
+
 import numpy as np
 import pytest
 from policy_reference import ReferenceExpert, ReferenceGreedy
@@ -13,7 +14,12 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 RULE_SETS = [
-    "standard", "hongkong", "three_player", "culin1895", "micro", "seed001",
+    "standard",
+    "hongkong",
+    "three_player",
+    "culin1895",
+    "micro",
+    "seed001",
     {"preset": "standard", "one_red_dot": "choice"},
     {"preset": "standard", "combos": "pairs_only"},
     {"preset": "standard", "civilian_triplets": True},
@@ -27,8 +33,10 @@ def differences(rules_spec, hands: int, seed: int) -> tuple[int, list]:
     """(decisions compared, the differing ones) over ``hands`` hands of mixed random / expert
     play: every decision is answered by the reference and by both compiled adapters."""
     rules = RuleSet.from_spec(rules_spec)
-    agents = {"greedy": (ReferenceGreedy(rules), GreedyAgent(rules)),
-              "expert": (ReferenceExpert(rules), ExpertAgent(rules))}
+    agents = {
+        "greedy": (ReferenceGreedy(rules), GreedyAgent(rules)),
+        "expert": (ReferenceExpert(rules), ExpertAgent(rules)),
+    }
     compiled = agents["expert"][1]
     table, rules_array = compiled.combos.table, compiled.combos.rules_array
     scratch = np.empty(compiled.combos.num_actions, dtype=np.int64)
@@ -43,8 +51,9 @@ def differences(rules_spec, hands: int, seed: int) -> tuple[int, list]:
                 if name == "greedy":
                     from_state = K.greedy_action(game.state, table, rules_array, scratch)
                 else:
-                    from_state = PK.expert_action(game.state, rules.discards_face_up, agent.singles, table,
-                                                  rules_array, scratch)
+                    from_state = PK.expert_action(
+                        game.state, rules.discards_face_up, agent.singles, table, rules_array, scratch
+                    )
                 got = (agent.act(observation, mask), int(from_state))
                 decisions += 1
                 if got != (expected, expected):

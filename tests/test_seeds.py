@@ -10,6 +10,7 @@ independence tests of one family are held to the 99.9% bound together (Bonferron
 1 - 0.001/33), so that a sound generator fails one with probability 0.1%. The old linear
 seeding (xorshift steps of the seed, before 0.3.0) is the control: the same test must reject it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -143,7 +144,7 @@ def test_the_old_linear_seeding_fails_the_same_test():
 
 def test_the_envs_of_one_batch_deal_independent_hands():
     venv = VectorEnv(PAIRS + 1, seed=9)
-    dealt = venv.states[:, L.S_DEALT:L.S_DEALT + PLAYERS]
+    dealt = venv.states[:, L.S_DEALT : L.S_DEALT + PLAYERS]
     bankers = venv.states[:, L.S_BANKER].copy()
     # Env i plays Game(seed=env_seed(9, i)); where that hand was decided at the deal (One Red
     # Dot), the env has moved on to the next hand, which W banks.

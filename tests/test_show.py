@@ -1,5 +1,6 @@
 """``tiengow show``: every line of the conformance file is drawn, the drawn settlement adds up
 to the core's, and the story kept by ``HandLog`` gives back a record that replays the same."""
+
 import io
 import json
 import re
@@ -100,8 +101,13 @@ def test_show_command_reads_jsonl_with_index(tmp_path):
     path = tmp_path / "records.jsonl"
     records = [played_record(seed) for seed in range(3)]
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    run = subprocess.run([sys.executable, "-m", MODULE, "show", str(path), "--index", "2"],
-                         capture_output=True, text=True, check=False, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", MODULE, "show", str(path), "--index", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert "record 2 of 3" in run.stdout and "Net: " in run.stdout
     args = type("Args", (), {"path": str(path), "index": 9, "step": False})
@@ -125,8 +131,11 @@ def test_step_waits_after_each_trick(tmp_path, monkeypatch, capsys):
 
 
 def test_refused_record_is_one_error(tmp_path):
-    record = {"banker": 0, "hands": [Game(seed=3).dealt(s) for s in range(4)],
-              "actions": [{"seat": 1, "play": ["6-6"]}]}
+    record = {
+        "banker": 0,
+        "hands": [Game(seed=3).dealt(s) for s in range(4)],
+        "actions": [{"seat": 1, "play": ["6-6"]}],
+    }
     with pytest.raises(ValueError, match="action 0 is refused: wrong seat"):
         draw(record)
     with pytest.raises(ValueError, match="record is refused: record: unknown key 'bogus'"):

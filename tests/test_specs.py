@@ -1,4 +1,5 @@
 """Agent specs: one parser onto each bot's frozen config, one error format, ``tiengow agents``."""
+
 import ast
 import dataclasses
 import json
@@ -32,8 +33,10 @@ def test_a_spec_parses_onto_its_config(name, argument, expected):
 REFUSED = [  # (spec, the one-line error)
     ("Expert", "unknown agent 'Expert' (did you mean 'expert'?); agents are: "),
     ("expert ", "unknown agent 'expert ' (did you mean 'expert'?)"),
-    ("pimc:16:epsilom=0.5", "unknown option 'epsilom' (did you mean 'epsilon'?); pimc takes samples, epsilon, "
-                            "halving, paired"),
+    (
+        "pimc:16:epsilom=0.5",
+        "unknown option 'epsilom' (did you mean 'epsilon'?); pimc takes samples, epsilon, halving, paired",
+    ),
     ("pimc:0", "samples is a whole number from 1 to 1,000,000,000, got samples=0"),
     ("pimc:2.5", "samples is a whole number from 1 to 1,000,000,000, got samples=2.5"),
     ("pimc:16:epsilon=nan", "epsilon is a number from 0.0 to 1.0, got epsilon=nan"),
@@ -73,8 +76,11 @@ def test_every_option_has_a_one_line_doc_and_a_default_in_range():
 
 def test_base_resolves_builtins_lazily_without_importing_them():
     source = Path(__file__).resolve().parents[1] / "agents" / "base.py"
-    imported = {node.module for node in ast.walk(ast.parse(source.read_text()))
-                if isinstance(node, ast.ImportFrom) and node.level == 1}
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+    }
     assert imported == {"spec"}  # the bots' modules are named in BUILTIN as data
 
 
@@ -83,17 +89,33 @@ def test_agents_json_has_the_keys_the_docs_read(capsys):
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["agents"]}
     assert set(rows["pimc"]) == {"name", "kind", "usage", "description", "options"}
     assert rows["pimc"]["usage"] == "pimc[:SAMPLES][:KEY=VALUE]..."
-    assert rows["pimc"]["options"][0] == {"key": "samples", "type": "int", "default": 32, "range": [1, 10**9],
-                                          "doc": "worlds each legal action is played out in (in all, with halving)"}
-    assert [o["key"] for o in rows["champion"]["options"]] == ["samples", "weight", "epsilon", "locate", "particles",
-                                                                "locator", "prior"]
+    assert rows["pimc"]["options"][0] == {
+        "key": "samples",
+        "type": "int",
+        "default": 32,
+        "range": [1, 10**9],
+        "doc": "worlds each legal action is played out in (in all, with halving)",
+    }
+    assert [o["key"] for o in rows["champion"]["options"]] == [
+        "samples",
+        "weight",
+        "epsilon",
+        "locate",
+        "particles",
+        "locator",
+        "prior",
+    ]
 
 
 def test_agents_spec_prints_the_full_config_or_the_one_line_error(capsys):
     assert main(["agents", "pimc:64:epsilon=0.5", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert found["kind"] == "search" and found["config"] == {"samples": 64, "epsilon": 0.5, "halving": False,
-                                                             "paired": False}
+    assert found["kind"] == "search" and found["config"] == {
+        "samples": 64,
+        "epsilon": 0.5,
+        "halving": False,
+        "paired": False,
+    }
     assert main(["agents", "search:2"]) == 0
     assert "budget = 2.0" in capsys.readouterr().out
     assert main(["agents", "pimc:16:epsilom=0.5"]) == 2
@@ -102,10 +124,12 @@ def test_agents_spec_prints_the_full_config_or_the_one_line_error(capsys):
 
 
 def test_agents_spec_resolves_a_plugin_given_by_module(tmp_path, monkeypatch, capsys):
-    (tmp_path / "pl_spec_bots.py").write_text("class Lowest:\n    def act(self, observation, mask, game=None):\n"
-                                              "        return int(mask.nonzero()[0][0])\n\n"
-                                              "    def reset(self, seed):\n        pass\n\n\n"
-                                              "def make(rules, seed):\n    return Lowest()\n")
+    (tmp_path / "pl_spec_bots.py").write_text(
+        "class Lowest:\n    def act(self, observation, mask, game=None):\n"
+        "        return int(mask.nonzero()[0][0])\n\n"
+        "    def reset(self, seed):\n        pass\n\n\n"
+        "def make(rules, seed):\n    return Lowest()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["agents", "pl_spec_bots:make", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)

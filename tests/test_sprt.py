@@ -1,6 +1,7 @@
 """The sequential test (agents/sprt.py): its error rates on thousands of simulated tests, its
 deals beside a fixed-size test, the arena's use of it whatever the workers, paired seeds,
 match records and the ladder."""
+
 import json
 import math
 
@@ -25,14 +26,17 @@ def skewed(mean):  # gamma, skewness 0.5 and the same sd: right-skewed like real
     return lambda rng, shape: mean + SD * (rng.standard_gamma(16, shape) - 16) / 4
 
 
-@pytest.mark.parametrize("draw, d0, d1, slack", [
-    (normal, 0.0, 0.5, 0.0),
-    (normal, 0.0, 1.0, 0.0),
-    (normal, -0.3, 0.3, 0.0),
-    # skewed scores: a low sample mean comes with a low sample variance, so H0 is accepted a
-    # little too often at D1 (6.1% measured at beta 5%); the test allows that much, and no more
-    (skewed, 0.0, 0.5, 0.015),
-])
+@pytest.mark.parametrize(
+    "draw, d0, d1, slack",
+    [
+        (normal, 0.0, 0.5, 0.0),
+        (normal, 0.0, 1.0, 0.0),
+        (normal, -0.3, 0.3, 0.0),
+        # skewed scores: a low sample mean comes with a low sample variance, so H0 is accepted a
+        # little too often at D1 (6.1% measured at beta 5%); the test allows that much, and no more
+        (skewed, 0.0, 0.5, 0.015),
+    ],
+)
 def test_error_rates_hold_on_thousands_of_simulated_tests(draw, d0, d1, slack):
     """TRIALS tests with the mean at D0 and TRIALS at D1: the observed error rates are within
     alpha and beta, allowing three standard errors of simulation noise; the average deals used
@@ -53,26 +57,30 @@ def test_llr_is_the_closed_form_and_sprt_stops_where_simulate_does():
     h = S.Hypotheses(0.0, 0.5, 0.1, 0.2)
     n, mean, var = 50, scores[:50].mean(), scores[:50].var()
     assert S.llr(n, scores[:50].sum(), (scores[:50] ** 2).sum(), h) == pytest.approx(
-        n * 0.5 * (2 * mean - 0.5) / (2 * var), rel=1e-9)
+        n * 0.5 * (2 * mean - 0.5) / (2 * var), rel=1e-9
+    )
     assert h.bounds == pytest.approx((math.log(0.2 / 0.9), math.log(0.8 / 0.1)))
     test = S.Sprt(h, 400)
     for chunk in np.array_split(scores, 7):  # chunk boundaries do not matter
         if test.feed(chunk):
             break
-    verdict, used = S.simulate(lambda rng, shape: scores[None, :shape[1]], h, 1, 400, block=400)
+    verdict, used = S.simulate(lambda rng, shape: scores[None, : shape[1]], h, 1, 400, block=400)
     result = test.result()
     assert (result.verdict, result.deals) == ({1: "H1", 0: "H0", -1: "undecided"}[verdict[0]], used[0])
     assert result.verdict != "undecided"
 
 
-@pytest.mark.parametrize("text, alpha, beta, message", [
-    ("1,0", 0.05, 0.05, "D0 must be below D1"),
-    ("0", 0.05, 0.05, "takes D0,D1"),
-    ("0,x", 0.05, 0.05, "takes D0,D1"),
-    ("0,1", 0.5, 0.05, "alpha is an error rate above 0 and below 0.5"),
-    ("0,1", 0.05, 0.0, "beta is an error rate above 0 and below 0.5"),
-    ("0,nan", 0.05, 0.05, "must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "text, alpha, beta, message",
+    [
+        ("1,0", 0.05, 0.05, "D0 must be below D1"),
+        ("0", 0.05, 0.05, "takes D0,D1"),
+        ("0,x", 0.05, 0.05, "takes D0,D1"),
+        ("0,1", 0.5, 0.05, "alpha is an error rate above 0 and below 0.5"),
+        ("0,1", 0.05, 0.0, "beta is an error rate above 0 and below 0.5"),
+        ("0,nan", 0.05, 0.05, "must be a finite number"),
+    ],
+)
 def test_bad_hypotheses_are_refused_with_what_was_expected(text, alpha, beta, message):
     with pytest.raises(ValueError, match=message):
         S.parse_hypotheses(text, alpha, beta)
@@ -119,6 +127,7 @@ class Draws(Agent):
 @pytest.mark.parametrize("spend", [0, 1, 17])
 def test_paired_seeds_give_each_decision_the_same_numbers_whatever_was_drawn_before(spend):
     from tiengow_env.rules import RuleSet
+
     rules = RuleSet.from_spec("standard")
     plain = [Draws(rules) for _ in range(4)]
     spender = [Draws(rules, spend) for _ in range(4)]
@@ -128,13 +137,28 @@ def test_paired_seeds_give_each_decision_the_same_numbers_whatever_was_drawn_bef
     assert len({round(x, 12) for agent in plain for x in agent.seen}) == sum(len(a.seen) for a in plain)
 
 
-RECORD_KEYS = {"kind", "command", "version", "commit", "date", "rules", "candidate", "opponent", "baseline", "seed",
-               "deals", "mean", "ci95", "sprt", "ms_per_decision", "machine"}
+RECORD_KEYS = {
+    "kind",
+    "command",
+    "version",
+    "commit",
+    "date",
+    "rules",
+    "candidate",
+    "opponent",
+    "baseline",
+    "seed",
+    "deals",
+    "mean",
+    "ci95",
+    "sprt",
+    "ms_per_decision",
+    "machine",
+}
 
 
 def test_eval_sprt_prints_its_verdict_and_writes_the_record(tmp_path, capsys):
-    argv = ["eval", "greedy", "--vs", "random", "--sprt", "0,1", "--seed", "45001", "--json", "--record",
-            str(tmp_path)]
+    argv = ["eval", "greedy", "--vs", "random", "--sprt", "0,1", "--seed", "45001", "--json", "--record", str(tmp_path)]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sprt"]["verdict"] == "H1" and out["deals"] == out["sprt"]["deals"] <= 60
@@ -147,12 +171,15 @@ def test_eval_sprt_prints_its_verdict_and_writes_the_record(tmp_path, capsys):
     assert record["ms_per_decision"].keys() == {"greedy"} and record["baseline"] is None
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--sprt", "0,1", "--deals", "50"], "give the most it may play as --max-deals"),
-    (["--alpha", "0.1"], "--alpha is an option of the sequential test"),
-    (["--max-deals", "10"], "--max-deals is an option of the sequential test"),
-    (["--sprt", "0.5,0"], "D0 must be below D1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--sprt", "0,1", "--deals", "50"], "give the most it may play as --max-deals"),
+        (["--alpha", "0.1"], "--alpha is an option of the sequential test"),
+        (["--max-deals", "10"], "--max-deals is an option of the sequential test"),
+        (["--sprt", "0.5,0"], "D0 must be below D1"),
+    ],
+)
 def test_bad_sprt_options_are_one_line_before_any_work(argv, message, capsys):
     assert main(["eval", "greedy", "--vs", "random", *argv]) == 2
     err = capsys.readouterr().err
@@ -161,6 +188,7 @@ def test_bad_sprt_options_are_one_line_before_any_work(argv, message, capsys):
 
 def test_ladder_places_bots_and_forms_its_rungs():
     from tiengow import ladder
+
     assert ladder.rungs(list(ladder.LADDER))[-2:] == [("champion", "search"), ("champion", "ppo")]
     placed = ladder.place(["mine:make@ppo", "top:make"])
     assert placed[placed.index("ppo") + 1] == "mine:make" and placed[-1] == "top:make"
@@ -171,6 +199,7 @@ def test_ladder_places_bots_and_forms_its_rungs():
 
 def test_ladder_is_resumable_and_renders_the_same_table_again(tmp_path, monkeypatch, capsys):
     from tiengow import ladder
+
     monkeypatch.setattr(ladder, "LADDER", ("random", "greedy", "expert"))
     monkeypatch.setattr(ladder, "EXTRA_RUNGS", (("expert", "random"),))
     argv = ["ladder", "--rules", "micro", "--sprt", "0,1", "--record", str(tmp_path)]

@@ -1,6 +1,7 @@
 """``tiengow serve`` without a browser: the JSON API, refused requests, the records folder's
 walls, the replay and league views, sessions, agents' explanations, and a load test of 20
 sessions at once against a real uvicorn server on the loopback."""
+
 from __future__ import annotations
 
 import json
@@ -90,24 +91,27 @@ def test_a_hand_the_disk_will_not_save_still_counts_and_says_why(client, tmp_pat
     assert [replay(json.loads(line))["net"] for line in lines] == [h["net"] for h in match["finished"]]
 
 
-@pytest.mark.parametrize("path, body, status, words", [
-    ("/api/move", {"option": 99}, 400, "there is no move 99"),
-    ("/api/move", {"option": "1"}, 400, "there is no move"),
-    ("/api/move", {"play": ["6-6", "x"]}, 400, "'x' is not a tile: write tiles as a-b"),
-    ("/api/move", {"play": "6-6"}, 400, "list of 1 to 8 tile names"),
-    ("/api/move", {"play": ["7-7"]}, 400, "'7-7' is not a tile: write tiles as a-b, such as 6-6 or 5-1."),
-    ("/api/move", {"play": ["-"]}, 400, "'-' is not a tile: write tiles as a-b"),
-    ("/api/move", {"option": 0, "version": 99}, 409, "the game has moved on to view"),
-    ("/api/move", {"option": 0, "version": "1"}, 400, "version is the whole number of the view"),
-    ("/api/move", {"discard": ["1-1"]}, 400, "lead"),
-    ("/api/move", {"declare": True}, 400, "no One Red Dot"),
-    ("/api/move", {"fly": 1}, 400, "unknown move"),
-    ("/api/move", {"option": 0, "play": ["6-6"]}, 400, "a move is one of"),
-    ("/api/move", [1, 2], 400, "a move is one of"),
-    ("/api/step", {}, 409, "bots move by themselves"),
-    ("/api/next", {}, 409, "not over yet"),
-    ("/api/next", {"x": 1}, 400, "takes no body"),
-])
+@pytest.mark.parametrize(
+    "path, body, status, words",
+    [
+        ("/api/move", {"option": 99}, 400, "there is no move 99"),
+        ("/api/move", {"option": "1"}, 400, "there is no move"),
+        ("/api/move", {"play": ["6-6", "x"]}, 400, "'x' is not a tile: write tiles as a-b"),
+        ("/api/move", {"play": "6-6"}, 400, "list of 1 to 8 tile names"),
+        ("/api/move", {"play": ["7-7"]}, 400, "'7-7' is not a tile: write tiles as a-b, such as 6-6 or 5-1."),
+        ("/api/move", {"play": ["-"]}, 400, "'-' is not a tile: write tiles as a-b"),
+        ("/api/move", {"option": 0, "version": 99}, 409, "the game has moved on to view"),
+        ("/api/move", {"option": 0, "version": "1"}, 400, "version is the whole number of the view"),
+        ("/api/move", {"discard": ["1-1"]}, 400, "lead"),
+        ("/api/move", {"declare": True}, 400, "no One Red Dot"),
+        ("/api/move", {"fly": 1}, 400, "unknown move"),
+        ("/api/move", {"option": 0, "play": ["6-6"]}, 400, "a move is one of"),
+        ("/api/move", [1, 2], 400, "a move is one of"),
+        ("/api/step", {}, 409, "bots move by themselves"),
+        ("/api/next", {}, 409, "not over yet"),
+        ("/api/next", {"x": 1}, 400, "takes no body"),
+    ],
+)
 def test_a_refused_request_is_a_json_error_and_changes_nothing(client, path, body, status, words):
     new_match(client, seed=13)  # seed 13: seat 0 banks and leads the first trick
     before = state(client)
@@ -118,13 +122,17 @@ def test_a_refused_request_is_a_json_error_and_changes_nothing(client, path, bod
     assert state(client) == before
 
 
-@pytest.mark.parametrize("content, headers, status", [
-    (b"{not json", {"Content-Type": "application/json"}, 400),
-    (b'{"option": 0}', {"Content-Type": "text/plain"}, 415),
-    (b'{"option": 0}', {}, 415),
-    (b"\xff\xfe", {"Content-Type": "application/json"}, 400),
-    (b" " * (5 * 2**20), {"Content-Type": "application/json"}, 413),
-], ids=["not-json", "text-plain", "no-content-type", "not-utf8", "too-large"])
+@pytest.mark.parametrize(
+    "content, headers, status",
+    [
+        (b"{not json", {"Content-Type": "application/json"}, 400),
+        (b'{"option": 0}', {"Content-Type": "text/plain"}, 415),
+        (b'{"option": 0}', {}, 415),
+        (b"\xff\xfe", {"Content-Type": "application/json"}, 400),
+        (b" " * (5 * 2**20), {"Content-Type": "application/json"}, 413),
+    ],
+    ids=["not-json", "text-plain", "no-content-type", "not-utf8", "too-large"],
+)
 def test_malformed_bodies_are_refused_before_anything_is_read(client, content, headers, status):
     new_match(client, seed=13)
     before = state(client)
@@ -194,35 +202,40 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     assert record["actions"] == [{"seat": 0, "declare": True}] and replay(record)["net"] == shown["net"]
 
 
-@pytest.mark.parametrize("body, words", [
-    ({"bots": "nosuch"}, "seat 1: 'nosuch' is not a built-in agent; the page plays cfr, champion, expert"),
-    ({"bots": "os:getcwd"}, "(plugins and MODULE:FACTORY run code, so only the command line loads them)"),
-    ({"bots": "ppo:/etc/hostname"}, "seat 1: 'ppo:/etc/hostname' names a file; the page plays the shipped"),
-    ({"bots": "ppo:model.pt:sample=1"}, "names a file"),
-    ({"bots": "champion:locator=loc.pt"}, "names a file"),
-    ({"bots": "cfr:policy.npz"}, "names a file"),
-    ({"bots": "champion:16:prior=net.pt"}, "names a file"),
-    ({"bots": "pimc:1000000000"}, "seat 1: 'pimc:1000000000' asks for samples 1000000000; a bot on the page "
-                                  "searches with at most 10000"),
-    ({"bots": "search:100"}, "asks for samples 100000"),
-    ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
-    ({"bots": "champion:16:particles=5000"}, "asks for particles 5000"),
-    ({"bots": "pimc:8:endgame=12"}, "unknown option 'endgame'"),
-    ({"bots": "pimc:abc"}, "seat 1: agent 'pimc:abc': samples is a whole number from 1 to"),
-    ({"bots": "ppo:sample:sample=1"}, "names a file"),  # the file 'sample', sampled: never opened
-    ({"bots": "pimc:" + "9" * 5000}, "samples is a whole number from 1 to"),
-    ({"bots": "pimc:\u00b2"}, "samples is a whole number from 1 to"),
-    ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
-    ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
-    ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),
-    ({"rules": {"players": 7}}, "rules: "),
-    ({"seat": 4}, "seat must be a seat 0..3"),
-    ({"hands": 0}, "hands must be a whole number from 1 to 100"),
-    ({"seed": -1}, "seed must be a whole number"),
-    ({"mode": "spectate"}, "mode must be 'play' or 'watch'"),
-    ({"mode": "watch", "seat": 0, "bots": "random"}, "a watched match is bots only"),
-    ({"colour": "red"}, "unknown field 'colour'"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({"bots": "nosuch"}, "seat 1: 'nosuch' is not a built-in agent; the page plays cfr, champion, expert"),
+        ({"bots": "os:getcwd"}, "(plugins and MODULE:FACTORY run code, so only the command line loads them)"),
+        ({"bots": "ppo:/etc/hostname"}, "seat 1: 'ppo:/etc/hostname' names a file; the page plays the shipped"),
+        ({"bots": "ppo:model.pt:sample=1"}, "names a file"),
+        ({"bots": "champion:locator=loc.pt"}, "names a file"),
+        ({"bots": "cfr:policy.npz"}, "names a file"),
+        ({"bots": "champion:16:prior=net.pt"}, "names a file"),
+        (
+            {"bots": "pimc:1000000000"},
+            "seat 1: 'pimc:1000000000' asks for samples 1000000000; a bot on the page searches with at most 10000",
+        ),
+        ({"bots": "search:100"}, "asks for samples 100000"),
+        ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
+        ({"bots": "champion:16:particles=5000"}, "asks for particles 5000"),
+        ({"bots": "pimc:8:endgame=12"}, "unknown option 'endgame'"),
+        ({"bots": "pimc:abc"}, "seat 1: agent 'pimc:abc': samples is a whole number from 1 to"),
+        ({"bots": "ppo:sample:sample=1"}, "names a file"),  # the file 'sample', sampled: never opened
+        ({"bots": "pimc:" + "9" * 5000}, "samples is a whole number from 1 to"),
+        ({"bots": "pimc:\u00b2"}, "samples is a whole number from 1 to"),
+        ({"bots": ["random", "greedy"]}, "a list of 3 specs (seats 1, 2, 3)"),
+        ({"rules": "nosuch"}, "unknown rules preset 'nosuch'"),
+        ({"rules": "configs/rules/standard.yaml"}, "unknown rules preset"),
+        ({"rules": {"players": 7}}, "rules: "),
+        ({"seat": 4}, "seat must be a seat 0..3"),
+        ({"hands": 0}, "hands must be a whole number from 1 to 100"),
+        ({"seed": -1}, "seed must be a whole number"),
+        ({"mode": "spectate"}, "mode must be 'play' or 'watch'"),
+        ({"mode": "watch", "seat": 0, "bots": "random"}, "a watched match is bots only"),
+        ({"colour": "red"}, "unknown field 'colour'"),
+    ],
+)
 def test_a_bad_new_match_is_refused_with_one_line(client, body, words):
     new_match(client, seed=4)
     before = state(client)
@@ -237,8 +250,12 @@ def test_the_host_header_must_name_the_loopback(tmp_path):
     refused = TestClient(app, base_url="http://evil.example").get("/api/meta")
     assert refused.status_code == 400 and refused.headers["x-frame-options"] == "DENY"
     assert TestClient(app, base_url="http://localhost:8000").get("/api/meta").status_code == 200
-    assert TestClient(create_app(tmp_path, loopback_only=False),
-                      base_url="http://192.168.1.5").get("/api/meta").status_code == 200
+    assert (
+        TestClient(create_app(tmp_path, loopback_only=False), base_url="http://192.168.1.5")
+        .get("/api/meta")
+        .status_code
+        == 200
+    )
 
 
 def test_sessions_are_separate_bounded_and_expire(tmp_path):
@@ -283,6 +300,7 @@ def folder(tmp_path):
 
 def random_record(seed: int) -> dict:
     from tiengow.ui.tracker import HandLog
+
     log = HandLog(Game(seed=seed))
     rng = np.random.default_rng(seed)
     while not log.game.is_over:
@@ -290,22 +308,44 @@ def random_record(seed: int) -> dict:
     return log.record()
 
 
-LEAGUE = {"agents": ["random", "greedy", "expert"], "deals": 100, "seed": 0,
-          "cross_table": {"random": {"greedy": -15.9, "expert": -16.2}, "greedy": {"random": 15.9, "expert": -0.7},
-                          "expert": {"random": 16.2, "greedy": 0.7}},
-          "ranking": [{"agent": "expert", "mean_chips_per_hand": 8.45, "rating": 1612.5, "ci95": [8.1, 8.8]},
-                      {"agent": "greedy", "mean_chips_per_hand": 7.6, "rating": 1580.0, "ci95": [7.2, 8.0]},
-                      {"agent": "random", "mean_chips_per_hand": -16.05, "rating": 1300.0, "ci95": [-16.5, -15.6]}],
-          "matches": [{"candidate": "expert", "opponent": "greedy", "chips_per_hand": 0.7, "ci95": [0.5, 0.9],
-                       "deals": 100}]}
+LEAGUE = {
+    "agents": ["random", "greedy", "expert"],
+    "deals": 100,
+    "seed": 0,
+    "cross_table": {
+        "random": {"greedy": -15.9, "expert": -16.2},
+        "greedy": {"random": 15.9, "expert": -0.7},
+        "expert": {"random": 16.2, "greedy": 0.7},
+    },
+    "ranking": [
+        {"agent": "expert", "mean_chips_per_hand": 8.45, "rating": 1612.5, "ci95": [8.1, 8.8]},
+        {"agent": "greedy", "mean_chips_per_hand": 7.6, "rating": 1580.0, "ci95": [7.2, 8.0]},
+        {"agent": "random", "mean_chips_per_hand": -16.05, "rating": 1300.0, "ci95": [-16.5, -15.6]},
+    ],
+    "matches": [{"candidate": "expert", "opponent": "greedy", "chips_per_hand": 0.7, "ci95": [0.5, 0.9], "deals": 100}],
+}
 
 
-@pytest.mark.parametrize("name, status", [
-    ("..", 403), ("../secret.json", 403), ("m1/../../secret.json", 403), ("/etc/passwd", 403),
-    (None, 400), ("", 400), ("link.json", 403), ("linkdir/x.json", 403), (".hidden.json", 403),
-    ("m1\\..\\..\\secret.json", 403), ("~/secret.json", 403), ("m1/./hand-001.json", 403),
-    ("nosuch.json", 404), ("m1", 404), ("m1/%2e%2e/%2e%2e/secret.json", 404),
-])
+@pytest.mark.parametrize(
+    "name, status",
+    [
+        ("..", 403),
+        ("../secret.json", 403),
+        ("m1/../../secret.json", 403),
+        ("/etc/passwd", 403),
+        (None, 400),
+        ("", 400),
+        ("link.json", 403),
+        ("linkdir/x.json", 403),
+        (".hidden.json", 403),
+        ("m1\\..\\..\\secret.json", 403),
+        ("~/secret.json", 403),
+        ("m1/./hand-001.json", 403),
+        ("nosuch.json", 404),
+        ("m1", 404),
+        ("m1/%2e%2e/%2e%2e/secret.json", 404),
+    ],
+)
 def test_no_file_outside_the_records_folder_can_be_read(folder, name, status):
     c = TestClient(create_app(folder), base_url="http://127.0.0.1")
     for endpoint in ("/api/replay", "/api/league"):
@@ -314,10 +354,16 @@ def test_no_file_outside_the_records_folder_can_be_read(folder, name, status):
         assert set(response.json()) == {"error"}
 
 
-@pytest.mark.parametrize("query, status", [
-    ({"path": "x" * 5000}, 404), ({"path": "m1/" * 3000 + "x.json"}, 404), ({"path": "a" * 300 + ".json"}, 404),
-    ({"path": "m1/hand-001.json", "index": "\u00b2"}, 400), ({"path": "m1/hand-001.json", "index": "9" * 5000}, 400),
-])
+@pytest.mark.parametrize(
+    "query, status",
+    [
+        ({"path": "x" * 5000}, 404),
+        ({"path": "m1/" * 3000 + "x.json"}, 404),
+        ({"path": "a" * 300 + ".json"}, 404),
+        ({"path": "m1/hand-001.json", "index": "\u00b2"}, 400),
+        ({"path": "m1/hand-001.json", "index": "9" * 5000}, 400),
+    ],
+)
 def test_names_and_indexes_the_file_system_or_int_refuse_are_a_4xx(folder, query, status):
     c = TestClient(create_app(folder), base_url="http://127.0.0.1")
     response = c.get("/api/replay", params=query)
@@ -328,20 +374,32 @@ def test_names_and_indexes_the_file_system_or_int_refuse_are_a_4xx(folder, query
 @pytest.mark.parametrize("path", ["/api/new", "/api/league", "/api/move"])
 def test_a_body_nested_too_deeply_is_a_400(client, path):
     response = client.post(path, content=b"[" * 100_000, headers={"content-type": "application/json"})
-    assert response.status_code == 400 and response.json() == {"error": "the request body is nested too deeply "
-                                                                        "to be a request"}
+    assert response.status_code == 400 and response.json() == {
+        "error": "the request body is nested too deeply to be a request"
+    }
 
 
 @pytest.mark.parametrize("path", ["/api/new", "/api/league", "/api/move"])
 def test_a_body_with_a_key_twice_is_a_400_naming_it(client, path):
-    response = client.post(path, content=b'{"mode": "play", "mode": "watch"}',
-                           headers={"content-type": "application/json"})
+    response = client.post(
+        path, content=b'{"mode": "play", "mode": "watch"}', headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400 and response.json() == {
-        "error": "the request body is not valid JSON: the key 'mode' appears twice in one object"}
+        "error": "the request body is not valid JSON: the key 'mode' appears twice in one object"
+    }
 
 
-@pytest.mark.parametrize("raw", ["..%2Fsecret.json", "m1%2F..%2F..%2Fsecret.json", "%2Fetc%2Fpasswd",
-                                 "%2e%2e%2fsecret.json", "..%5Csecret.json", "link.json%00.json"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "..%2Fsecret.json",
+        "m1%2F..%2F..%2Fsecret.json",
+        "%2Fetc%2Fpasswd",
+        "%2e%2e%2fsecret.json",
+        "..%5Csecret.json",
+        "link.json%00.json",
+    ],
+)
 def test_encoded_slashes_are_decoded_then_refused(folder, raw):
     c = TestClient(create_app(folder), base_url="http://127.0.0.1")
     response = c.get(f"/api/replay?path={raw}")
@@ -366,7 +424,7 @@ def test_a_record_steps_trick_by_trick_to_the_settlement_of_replay(folder):
     assert frames[0]["hands"] == record["hands"]
     for frame, trick in zip(frames[1:-1], result["tricks"]):
         assert frame["trick"]["winner"] == trick["winner"] and frame["trick"]["leader"] == trick["leader"]
-        played = sum(t["size"] for t in result["tricks"][:frame["trick"]["number"] - 1])
+        played = sum(t["size"] for t in result["tricks"][: frame["trick"]["number"] - 1])
         assert sum(len(h) for h in frame["hands"]) == 32 - 4 * played
     assert frames[-1]["settlement"]["net"] == result["net"] and frames[-1]["columns"] == result["columns"]
     assert data["result"] == result
@@ -408,25 +466,35 @@ def test_a_league_written_by_tiengow_league_shows_no_raw_json():
     # The file as `tiengow league` writes it: its CIs by name in cross_ci95 go to the heat map's
     # cells, not into the info line as a JSON dump cut off at 200 characters.
     from tiengow.agents.arena import league
+
     view = league_view(league(["random", "greedy"], deals=2, seed=0))
     assert "cross_ci95" not in view["info"] and not any("{" in v for v in view["info"].values())
     assert view["ci"][0][1] is not None and view["ci"][1][0] is not None and view["ci"][0][0] is None
 
 
-@pytest.mark.parametrize("data, words", [
-    ([1, 2], "expected a JSON object"), ({"agents": ["a"]}, "'agents' must be a list of 2"),
-    ({"agents": ["a", "a"], "cross_table": {}}, "different agent names"),
-    ({"agents": ["a", "b"], "cross_table": [1]}, "'cross_table' must be an object"),
-    ({"agents": ["a", "b"], "cross_table": {}, "matches": 5}, "'matches' must be a list"),
-])
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        ([1, 2], "expected a JSON object"),
+        ({"agents": ["a"]}, "'agents' must be a list of 2"),
+        ({"agents": ["a", "a"], "cross_table": {}}, "different agent names"),
+        ({"agents": ["a", "b"], "cross_table": [1]}, "'cross_table' must be an object"),
+        ({"agents": ["a", "b"], "cross_table": {}, "matches": 5}, "'matches' must be a list"),
+    ],
+)
 def test_a_file_that_is_not_a_league_is_refused(client, data, words):
     response = client.post("/api/league", json=data)
     assert response.status_code == 422 and words in response.json()["error"]
 
 
 def test_a_league_with_odd_values_renders_them(client):
-    big = {"agents": ["a", "b"], "cross_table": {"a": {"b": 10**400}}, "matches": [{"candidate": "a",
-           "opponent": "b", "ci95": [10**400, 1]}], "info": [10**400], "note": "\ud800"}
+    big = {
+        "agents": ["a", "b"],
+        "cross_table": {"a": {"b": 10**400}},
+        "matches": [{"candidate": "a", "opponent": "b", "ci95": [10**400, 1]}],
+        "info": [10**400],
+        "note": "\ud800",
+    }
     response = client.post("/api/league", content=json.dumps(big), headers={"Content-Type": "application/json"})
     assert response.status_code == 200, response.text
     view = response.json()
@@ -480,12 +548,15 @@ def test_a_match_that_is_over_says_so(client):
     assert match["match_over"]
     for path, body in (("/api/move", {"option": 0}), ("/api/next", {})):
         response = client.post(path, json=body)
-        assert response.status_code == 409 and "the match is over after 1 hand: start a new match" in \
-            response.json()["error"]
+        assert (
+            response.status_code == 409
+            and "the match is over after 1 hand: start a new match" in response.json()["error"]
+        )
 
 
 def test_an_internal_error_is_one_line_on_the_console(tmp_path, capsys, monkeypatch):
     import tiengow.web.app as web_app
+
     monkeypatch.setattr(web_app, "league_view", lambda data: 1 / 0)
     client = TestClient(create_app(tmp_path), base_url="http://127.0.0.1", raise_server_exceptions=False)
     response = client.post("/api/league", json={})
@@ -494,11 +565,22 @@ def test_an_internal_error_is_one_line_on_the_console(tmp_path, capsys, monkeypa
     assert "tiengow serve: internal error on POST /api/league: ZeroDivisionError" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("name, loopback", [("127.0.0.1", True), ("127.0.0.2", True), ("LOCALHOST", True),
-                                            ("::1", True), ("::ffff:127.0.0.1", True), ("10.0.0.1", False),
-                                            ("evil.example", False), ("0.0.0.0", False)])
+@pytest.mark.parametrize(
+    "name, loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("LOCALHOST", True),
+        ("::1", True),
+        ("::ffff:127.0.0.1", True),
+        ("10.0.0.1", False),
+        ("evil.example", False),
+        ("0.0.0.0", False),
+    ],
+)
 def test_loopback_names(name, loopback):
     from tiengow.web.app import is_loopback
+
     assert is_loopback(name) is loopback
 
 
@@ -546,11 +628,13 @@ def test_watching_shows_the_acting_bots_view(client, tmp_path):
 # ----------------------------------------------------------------------------- command line
 def test_serve_errors_are_one_line(tmp_path, capsys):
     from tiengow.cli import main
+
     afile = tmp_path / "file.txt"
     afile.write_text("x")
     assert main(["serve", "--records", str(afile)]) == 2
-    assert capsys.readouterr().err.strip() == (f"tiengow: error: --records {afile}: not a folder; give a folder for "
-                                               "the hand records (new or existing)")
+    assert capsys.readouterr().err.strip() == (
+        f"tiengow: error: --records {afile}: not a folder; give a folder for the hand records (new or existing)"
+    )
     taken = bind("127.0.0.1", 0)
     port = taken.getsockname()[1]
     try:
@@ -574,13 +658,22 @@ SESSIONS = 20
 def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_path, capsys):
     """20 browser sessions (separate cookie jars) on a real server on the loopback, each a
     match of 2 hands with random legal moves; every saved record replays to what its page showed."""
+
     def one(k: int) -> list[tuple[str, list[int]]]:
         rng = random.Random(k)
         shown = []
         with httpx.Client(base_url=url, timeout=60) as c:
             c.get("/")
-            match = c.post("/api/new", json={"mode": "play", "bots": ["random", "greedy", "expert"], "hands": 2,
-                                             "seed": 100 + k, "seat": k % 4}).json()["match"]
+            match = c.post(
+                "/api/new",
+                json={
+                    "mode": "play",
+                    "bots": ["random", "greedy", "expert"],
+                    "hands": 2,
+                    "seed": 100 + k,
+                    "seat": k % 4,
+                },
+            ).json()["match"]
             while True:
                 if match["settlement"] is not None:
                     shown.append((match["finished"][-1]["record"], match["settlement"]["net"]))
@@ -603,6 +696,7 @@ def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_pa
     assert len(matches) == SESSIONS
     # ``tiengow replay`` of a match file gives the nets its pages showed, hand by hand.
     from tiengow.cli import main
+
     shown = {path: net for path, net in hands}
     for match in matches[:3]:
         assert main(["replay", str(match)]) == 0

@@ -2,6 +2,7 @@
 clicking tiles and buttons, a bot match watched, a record stepped through. Screenshots go to
 ``runs/screenshots/`` (ignored by git). ``.ci/run`` installs Chromium when it is missing; a
 machine without it skips these tests, saying so."""
+
 from __future__ import annotations
 
 import json
@@ -151,6 +152,7 @@ def test_a_bot_match_is_watched_with_the_bots_view(page, site):
 def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path):
     url, records = site
     from test_web import random_record
+
     record = random_record(12)
     (records / "saved").mkdir()
     (records / "saved" / "hand-001.json").write_text(json.dumps(record))
@@ -214,8 +216,9 @@ def test_a_tab_left_behind_draws_the_game_as_it_is_when_its_move_is_refused(page
     page.click("#moves .move >> nth=0")  # the first tab still shows the old view
     page.wait_for_selector("#move-error:not(:empty)")
     assert "the game has moved on" in page.inner_text("#move-error")
-    page.wait_for_function("v => document.body.dataset.version === v",
-                           arg=other.evaluate("document.body.dataset.version"))
+    page.wait_for_function(
+        "v => document.body.dataset.version === v", arg=other.evaluate("document.body.dataset.version")
+    )
     assert page.inner_text("#log") == other.inner_text("#log")
 
 

@@ -6,6 +6,7 @@ site-packages (numpy, numba, torch, ...) but imports tiengow from the wheel, whi
 checks. Every command runs from an unrelated folder, and site-packages is listed before and
 after: a command must write only where it was told to.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,13 @@ def test_the_wheel_holds_only_the_two_project_names(installed):
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"tiengow", "tiengow_env"}
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"tiengow/configs/ppo.yaml", "tiengow/configs/champion.yaml", "tiengow/configs/cfr_micro.yaml",
-            "tiengow/agents/policies/ppo.pt", "tiengow/agents/policies/cfr_standard.npz"} <= names
+    assert {
+        "tiengow/configs/ppo.yaml",
+        "tiengow/configs/champion.yaml",
+        "tiengow/configs/cfr_micro.yaml",
+        "tiengow/agents/policies/ppo.pt",
+        "tiengow/agents/policies/cfr_standard.npz",
+    } <= names
 
 
 @pytest.fixture(scope="module")
@@ -62,18 +68,28 @@ def session(installed, tmp_path_factory):
     listing before, after)."""
     python, tiengow, site, _ = installed
     folder, cache = tmp_path_factory.mktemp("elsewhere"), tmp_path_factory.mktemp("cache")
-    where = run([str(python), "-c", "import tiengow, tiengow_env; print(tiengow.__file__, tiengow_env.__file__)"],
-                folder).split()
+    where = run(
+        [str(python), "-c", "import tiengow, tiengow_env; print(tiengow.__file__, tiengow_env.__file__)"], folder
+    ).split()
     before = listing(site)
     out = {"where": where, "version": run([str(tiengow), "--version"], folder)}
-    out["train"] = run([str(tiengow), "train", "cfr", "--config", "cfr_micro", "--out", "X.npz", "--json"], folder,
-                       cache=cache)
+    out["train"] = run(
+        [str(tiengow), "train", "cfr", "--config", "cfr_micro", "--out", "X.npz", "--json"], folder, cache=cache
+    )
     for name, spec, rules in (("cfr", "cfr", []), ("ppo", "ppo", []), ("micro", "cfr:X.npz", ["--rules", "micro"])):
         opponent = "random" if name == "micro" else "greedy"
-        out[name] = run([str(tiengow), "eval", spec, "--vs", opponent, "--deals", "50", "--json", *rules], folder,
-                        cache=cache)
-    out["environ"] = run([str(python), "-c", "import os, tiengow_env; from tiengow_env import game; "
-                                             "print(os.environ.get('NUMBA_CACHE_DIR'))"], folder, cache=cache)
+        out[name] = run(
+            [str(tiengow), "eval", spec, "--vs", opponent, "--deals", "50", "--json", *rules], folder, cache=cache
+        )
+    out["environ"] = run(
+        [
+            str(python),
+            "-c",
+            "import os, tiengow_env; from tiengow_env import game; print(os.environ.get('NUMBA_CACHE_DIR'))",
+        ],
+        folder,
+        cache=cache,
+    )
     out["cached"] = sorted(path.name.split("-")[0] for path in cache.rglob("*.nbi"))
     return out, before, listing(site), site, folder
 

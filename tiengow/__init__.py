@@ -11,6 +11,7 @@ environments) and ``tiengow``, which maps the checkout's folders below one proje
 
 Imports run one way: tiengow_env < agents < training < cli, ui, benchmarks.
 """
+
 from tiengow_env import __version__
 
 __all__ = ["__version__"]

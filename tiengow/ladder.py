@@ -10,6 +10,7 @@ Resumable: a rung whose record is already in the folder is not played again, so 
 was stopped goes on where it stopped, and with every record present the command only renders
 the table again (the same table, byte for byte).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,10 @@ def place(bots: list[str]) -> list[str]:
         if spec in ladder:
             raise ValueError(f"--bots {entry}: {spec!r} is already on the ladder ({', '.join(ladder)})")
         if at and below not in ladder:
-            raise ValueError(f"--bots {entry}: {below!r} is not on the ladder; SPEC@BELOW puts SPEC right above "
-                             f"BELOW, one of {', '.join(ladder)}")
+            raise ValueError(
+                f"--bots {entry}: {below!r} is not on the ladder; SPEC@BELOW puts SPEC right above "
+                f"BELOW, one of {', '.join(ladder)}"
+            )
         ladder.insert(ladder.index(below) + 1 if at else len(ladder), spec)
     return ladder
 
@@ -49,9 +52,18 @@ def rungs(ladder: list[str]) -> list[tuple[str, str]]:
     return pairs + [pair for pair in EXTRA_RUNGS if set(pair) <= set(ladder) and pair not in pairs]
 
 
-def run(ladder: list[str], folder: str, hypotheses: Hypotheses, max_deals: int, seed: int, rules,
-        workers: int = 1, ray_address: str | None = None, say: Callable[[str], None] = print,
-        progress: Callable[[str], tuple] | None = None) -> list[tuple[str, dict]]:
+def run(
+    ladder: list[str],
+    folder: str,
+    hypotheses: Hypotheses,
+    max_deals: int,
+    seed: int,
+    rules,
+    workers: int = 1,
+    ray_address: str | None = None,
+    say: Callable[[str], None] = print,
+    progress: Callable[[str], tuple] | None = None,
+) -> list[tuple[str, dict]]:
     """Play every rung whose record is not in ``folder`` yet (``rungs``) and write its record;
     (path, record) of every rung, in ladder order. ``progress(label)`` gives a context manager
     and the advance and watch callbacks of ``evaluate`` (the CLI's progress line)."""
@@ -63,29 +75,54 @@ def run(ladder: list[str], folder: str, hypotheses: Hypotheses, max_deals: int, 
                 entries.append((path, json.load(f)))
             test = entries[-1][1].get("sprt") or {}
             stated = (hypotheses.d0, hypotheses.d1, hypotheses.alpha, hypotheses.beta)
-            other = "" if tuple(test.get(k) for k in ("d0", "d1", "alpha", "beta")) == stated else (
-                " (played at other bounds; delete it to play the rung again)")
+            other = (
+                ""
+                if tuple(test.get(k) for k in ("d0", "d1", "alpha", "beta")) == stated
+                else (" (played at other bounds; delete it to play the rung again)")
+            )
             say(f"{candidate} vs {opponent}: kept {path}{other}")
             continue
         bar, advance, watch = progress(f"{candidate} vs {opponent}") if progress else (None, None, None)
         with bar if bar is not None else contextlib.nullcontext():
-            result = evaluate(candidate, opponent, max_deals, seed, rules, workers, advance, ray_address,
-                              hypotheses, watch)
-        record = match_record(eval_command(candidate, opponent, hypotheses, max_deals, seed, rules, workers),
-                              asdict(result), rules.name, seed)
+            result = evaluate(
+                candidate, opponent, max_deals, seed, rules, workers, advance, ray_address, hypotheses, watch
+            )
+        record = match_record(
+            eval_command(candidate, opponent, hypotheses, max_deals, seed, rules, workers),
+            asdict(result),
+            rules.name,
+            seed,
+        )
         entries.append((write_record(folder, record), record))
         test = result.sprt
-        say(f"{candidate} vs {opponent}: {test['verdict']} after {test['deals']:,} deals, "
-            f"{result.chips_per_hand:+.2f} [{result.ci95[0]:+.2f}, {result.ci95[1]:+.2f}] chips per hand")
+        say(
+            f"{candidate} vs {opponent}: {test['verdict']} after {test['deals']:,} deals, "
+            f"{result.chips_per_hand:+.2f} [{result.ci95[0]:+.2f}, {result.ci95[1]:+.2f}] chips per hand"
+        )
     return entries
 
 
-def eval_command(candidate: str, opponent: str, hypotheses: Hypotheses, max_deals: int, seed: int, rules,
-                 workers: int) -> str:
+def eval_command(
+    candidate: str, opponent: str, hypotheses: Hypotheses, max_deals: int, seed: int, rules, workers: int
+) -> str:
     """The ``tiengow eval`` command that plays one rung by itself (the same deals, the same record)."""
-    words = ["tiengow", "eval", candidate, "--vs", opponent, "--sprt", f"{hypotheses.d0:g},{hypotheses.d1:g}",
-             "--alpha", f"{hypotheses.alpha:g}", "--beta", f"{hypotheses.beta:g}", "--max-deals", str(max_deals),
-             "--seed", str(seed)]
+    words = [
+        "tiengow",
+        "eval",
+        candidate,
+        "--vs",
+        opponent,
+        "--sprt",
+        f"{hypotheses.d0:g},{hypotheses.d1:g}",
+        "--alpha",
+        f"{hypotheses.alpha:g}",
+        "--beta",
+        f"{hypotheses.beta:g}",
+        "--max-deals",
+        str(max_deals),
+        "--seed",
+        str(seed),
+    ]
     if rules.name != "standard":
         words += ["--rules", rules.name]
     if workers > 1:

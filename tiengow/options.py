@@ -5,6 +5,7 @@
 * ``list_option(item)``: an argparse type for comma-separated lists, each item once;
 * ``rules_option(text)``: the RuleSet of a ``--rules`` value (preset, file, or JSON object).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,16 @@ from typing import Any
 from tiengow.agents.infra import install_hint
 
 # Packages that only some commands need, and the pyproject extra that installs each.
-OPTIONAL_EXTRAS = {"torch": "train", "tensorboard": "train", "matplotlib": "train", "ray": "ray",
-                   "pyspiel": "peers", "rlcard": "peers", "starlette": "web", "uvicorn": "web"}
+OPTIONAL_EXTRAS = {
+    "torch": "train",
+    "tensorboard": "train",
+    "matplotlib": "train",
+    "ray": "ray",
+    "pyspiel": "peers",
+    "rlcard": "peers",
+    "starlette": "web",
+    "uvicorn": "web",
+}
 
 
 def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
@@ -34,6 +43,7 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115  (for the whole run)
     from tiengow.training.interrupt import Interrupted
+
     try:
         return work() or 0
     except Interrupted as stop:  # a trainer stopped by SIGINT or SIGTERM, its checkpoint written
@@ -48,8 +58,10 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
         extra = OPTIONAL_EXTRAS.get((err.name or "").partition(".")[0])
         if extra is None:
             raise
-        print(f"{prog}: error: this command needs {err.name}, which is not installed; {install_hint(extra)}",
-              file=sys.stderr)
+        print(
+            f"{prog}: error: this command needs {err.name}, which is not installed; {install_hint(extra)}",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
@@ -67,14 +79,16 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     except Exception as err:  # a bug of ours: one line, and the traceback only on request
         if os.environ.get("TIENGOW_DEBUG"):
             raise
-        print(f"{prog}: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
-              "(a bug in tiengow; TIENGOW_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"{prog}: internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+            "(a bug in tiengow; TIENGOW_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 70  # EX_SOFTWARE
 
 
 INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core
 MAX_WORKERS = 256  # processes or Ray workers one command may start
-
 
 
 def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
@@ -96,6 +110,7 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{bound}, got {value}")
         return value
+
     parse.__name__ = wanted
     return parse
 
@@ -103,16 +118,19 @@ def int_option(low: int, high: int = INT64_MAX) -> Callable[[str], int]:
 def list_option(item: Callable[[str], Any] = str, example: str = "a,b") -> Callable[[str], list]:
     """An argparse ``type=`` for a comma-separated list (as in ``example``) of items read by
     ``item``, none empty and none twice (a measure would count it twice)."""
+
     def parse(text: str) -> list:
         parts = text.split(",")
         if not all(part.strip() for part in parts):
-            raise argparse.ArgumentTypeError(f"takes items separated by single commas, such as {example}; "
-                                             f"got {text[:80]!r}")
+            raise argparse.ArgumentTypeError(
+                f"takes items separated by single commas, such as {example}; got {text[:80]!r}"
+            )
         values = [item(part.strip()) for part in parts]
         twice = next((part for k, part in enumerate(parts) if values.index(values[k]) != k), None)
         if twice is not None:
             raise argparse.ArgumentTypeError(f"lists each item once; {twice.strip()[:40]!r} is given twice")
         return values
+
     parse.__name__ = f"a comma-separated list, such as {example}"
     return parse
 
@@ -122,11 +140,14 @@ def rules_option(text: str | None, option: str = "--rules"):
     of switches (``None``: standard). Malformed JSON is a ValueError naming the option and where."""
     from tiengow_env.checks import load_json
     from tiengow_env.rules import RuleSet, parse_error_text
+
     if text is None:
         return RuleSet.from_spec("standard")
     if text.lstrip().startswith("["):
-        raise ValueError(f"{option} takes a preset name, a rules file or a JSON object of switches such as "
-                         f'{{"players": 3}}; got a JSON list, {text[:40]}')
+        raise ValueError(
+            f"{option} takes a preset name, a rules file or a JSON object of switches such as "
+            f'{{"players": 3}}; got a JSON list, {text[:40]}'
+        )
     if not text.lstrip().startswith("{"):
         return RuleSet.from_spec(text)
     try:

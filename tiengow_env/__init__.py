@@ -11,6 +11,7 @@ Public API (loaded on first use, so that ``import tiengow_env`` stays fast):
 * ``ObservationLayout``: the named views of the observation vectors (``observation.py``);
 * ``StateView``: the state array read by name (``state.py``; ``Game.view`` gives a game's).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,9 +26,13 @@ if "TienGow-v0" not in _registry:
     _register(id="TienGow-v0", entry_point="tiengow_env.gym_env:TienGowEnv")
 
 _LAZY = {
-    "Game": ("game", "Game"), "replay": ("game", "replay"), "perft": ("game", "perft"),
-    "RuleSet": ("rules", "RuleSet"), "VectorEnv": ("vector", "VectorEnv"),
-    "TienGowEnv": ("gym_env", "TienGowEnv"), "ObservationLayout": ("observation", "ObservationLayout"),
+    "Game": ("game", "Game"),
+    "replay": ("game", "replay"),
+    "perft": ("game", "perft"),
+    "RuleSet": ("rules", "RuleSet"),
+    "VectorEnv": ("vector", "VectorEnv"),
+    "TienGowEnv": ("gym_env", "TienGowEnv"),
+    "ObservationLayout": ("observation", "ObservationLayout"),
     "StateView": ("state", "StateView"),
     "tiengow_v0": ("env", None),
 }

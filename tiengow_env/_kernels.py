@@ -14,6 +14,7 @@ Conventions: seats are 0..players-1 and play passes to ``(seat + 1) % players``.
 masks over physical tiles; legality is tested on canonical masks (tiles.py), and a played
 combination removes the lowest held copies of each of its types.
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -686,8 +687,13 @@ def finish(state, table, rules):
         if rules[R_LAST_BONUS] and table[winning, T_LAST_BONUS]:
             last = 2
         # Big Six captures Little Three: the leader of a last single 2-1 pays for everyone.
-        if (rules[R_BIG_SIX] and state[log + LOG_SIZE] == 1 and w != leader
-                and winning == rules[R_SINGLE_42] and state[S_TABLE + leader] == _TYPE_LOW[LITTLE_THREE]):
+        if (
+            rules[R_BIG_SIX]
+            and state[log + LOG_SIZE] == 1
+            and w != leader
+            and winning == rules[R_SINGLE_42]
+            and state[S_TABLE + leader] == _TYPE_LOW[LITTLE_THREE]
+        ):
             captor = leader
     state[S_MULT_LAST] = last
     state[S_MULT_SHUT] = shut
@@ -830,7 +836,6 @@ def perft(state, depth, table, rules):
     return total
 
 
-
 # ----------------------------------------------------------------------------- search
 _TYPE_WORTH = TILE_WORTH  # the greedy policy discards the tile worth least
 
@@ -856,16 +861,24 @@ def greedy_choice(legal, n, lead, table, rules):
     for i in range(n):
         j = legal[i]
         if lead:
-            if table[j, T_SIZE] > table[best, T_SIZE] or (table[j, T_SIZE] == table[best, T_SIZE] and (
+            if table[j, T_SIZE] > table[best, T_SIZE] or (
+                table[j, T_SIZE] == table[best, T_SIZE]
+                and (
                     table[j, T_STRENGTH] > table[best, T_STRENGTH]
-                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best))):
+                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)
+                )
+            ):
                 best = j
         elif j < C:
-            if best >= C or table[j, T_STRENGTH] < table[best, T_STRENGTH] or (
-                    table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best):
+            if (
+                best >= C
+                or table[j, T_STRENGTH] < table[best, T_STRENGTH]
+                or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)
+            ):
                 best = j
-        elif best >= C and (_TYPE_WORTH[j - C] < _TYPE_WORTH[best - C] or (
-                _TYPE_WORTH[j - C] == _TYPE_WORTH[best - C] and j < best)):
+        elif best >= C and (
+            _TYPE_WORTH[j - C] < _TYPE_WORTH[best - C] or (_TYPE_WORTH[j - C] == _TYPE_WORTH[best - C] and j < best)
+        ):
             best = j
     return best
 
@@ -985,7 +998,7 @@ def write_observation(state, seat, table, rules, offsets, face_up, out):
     ``face_up`` (the ``discards_face_up`` switch) makes every seat's discards visible.
     """
     players = rules[R_PLAYERS]
-    out[:offsets[O_SIZE_TOTAL]] = 0
+    out[: offsets[O_SIZE_TOTAL]] = 0
     write_counts(state[S_HAND + seat], out, offsets[O_HAND])
     s = seat
     for r in range(players):  # s = seat r places after the observer
@@ -1051,8 +1064,8 @@ def unpack_tables(tables):
     A ``Game`` hands its kernels this one array, as numba's dispatcher costs about 65 ns for
     each array argument of a call, and a ``Game`` calls once or twice a decision."""
     n = tables[0]
-    rules = tables[1:1 + n]
-    table = tables[1 + n:].reshape(((tables.size - 1 - n) // T_COLS, T_COLS))
+    rules = tables[1 : 1 + n]
+    table = tables[1 + n :].reshape(((tables.size - 1 - n) // T_COLS, T_COLS))
     return table, rules
 
 
@@ -1082,7 +1095,7 @@ def game_step(state, action, row, tables, work):
     at = W_LOG + W_ROW * row
     work[at + W_ROW_LEADER] = state[S_LEADER]
     work[at + W_ROW_SIZE] = state[S_SIZE]
-    report = work[at:at + REPORT_LEN]
+    report = work[at : at + REPORT_LEN]
     step(state, action, table, rules, report)
     record_tricks(report, work[:HISTORY_LEN])
     return report[REP_STATUS]
@@ -1105,7 +1118,7 @@ def write_information_state(state, history, seat, table, rules, offsets, face_up
     """Seat ``seat``'s perfect-recall information state (observation.py) into ``out``."""
     players = rules[R_PLAYERS]
     write_observation(state, seat, table, rules, offsets, face_up, out)
-    out[offsets[O_SIZE_TOTAL]:] = 0
+    out[offsets[O_SIZE_TOTAL] :] = 0
     write_counts(state[S_DEALT + seat], out, offsets[O_DEALT])
     ups = np.zeros(MAX_SEATS, dtype=np.int64)
     downs = np.zeros(MAX_SEATS, dtype=np.int64)
@@ -1113,8 +1126,9 @@ def write_information_state(state, history, seat, table, rules, offsets, face_up
         for s in range(players):
             ups[s] = history[HISTORY_STRIDE * k + 2 * s + H_UP]
             downs[s] = history[HISTORY_STRIDE * k + 2 * s + H_DOWN]
-        _write_trick_row(k, state[S_LOG + LOG_STRIDE * k + LOG_LEADER], ups, downs, seat, players, offsets,
-                         face_up, out)
+        _write_trick_row(
+            k, state[S_LOG + LOG_STRIDE * k + LOG_LEADER], ups, downs, seat, players, offsets, face_up, out
+        )
     phase = state[S_PHASE]
     if (phase == PHASE_LEAD or phase == PHASE_FOLLOW) and state[S_TRICK] < MAX_TRICKS:
         for s in range(players):
@@ -1203,39 +1217,39 @@ def env_step(state, action, table, rules, rng, history, hands_left, scratch, han
 class VectorEnvs(NamedTuple):
     """One row or entry per env."""
 
-    states: np.ndarray      # int64 (N, S_LEN): each env's hand in progress
-    rngs: np.ndarray        # uint64 (N,): each env's xorshift state (deals and dice)
-    pending: np.ndarray     # int64 (N, MAX_SEATS): chips of the next hand decided at its deal
+    states: np.ndarray  # int64 (N, S_LEN): each env's hand in progress
+    rngs: np.ndarray  # uint64 (N,): each env's xorshift state (deals and dice)
+    pending: np.ndarray  # int64 (N, MAX_SEATS): chips of the next hand decided at its deal
     hands_done: np.ndarray  # int64 (N,): hands finished in the episode
-    running: np.ndarray     # int64 (N, MAX_SEATS): net chips of the episode so far
+    running: np.ndarray  # int64 (N, MAX_SEATS): net chips of the episode so far
 
 
 class VectorTables(NamedTuple):
     """The rule set's tables and the observation offsets, shared by every env."""
 
-    table: np.ndarray    # int64 (C, T_COLS)
-    rules: np.ndarray    # int64, the R_* switches and the lead index
+    table: np.ndarray  # int64 (C, T_COLS)
+    rules: np.ndarray  # int64, the R_* switches and the lead index
     offsets: np.ndarray  # int64 (NUM_OFFSETS,): ObservationLayout.offsets
 
 
 class VectorScratch(NamedTuple):
     """Scratch space."""
 
-    legal: np.ndarray    # int64 (legal_len(C),): legal_actions' list
-    hands: np.ndarray    # int64 (MAX_SEATS,): a deal
-    report: np.ndarray   # int64 (REPORT_LEN,): what the last step did
+    legal: np.ndarray  # int64 (legal_len(C),): legal_actions' list
+    hands: np.ndarray  # int64 (MAX_SEATS,): a deal
+    report: np.ndarray  # int64 (REPORT_LEN,): what the last step did
     history: np.ndarray  # int64 (HISTORY_LEN,): unused, the vector env keeps no trick history
 
 
 class VectorOutputs(NamedTuple):
     """What the vector env returns, written in place (vector.py documents each)."""
 
-    obs: np.ndarray          # float32 (N, D)
-    masks: np.ndarray        # int8 (N, A)
-    legal: np.ndarray        # int16 (N, A + 1): the count, then the legal ids
-    seats: np.ndarray        # int64 (N,): the acting seat
-    rewards: np.ndarray      # float32 (N, P)
-    terminated: np.ndarray   # bool (N,)
+    obs: np.ndarray  # float32 (N, D)
+    masks: np.ndarray  # int8 (N, A)
+    legal: np.ndarray  # int16 (N, A + 1): the count, then the legal ids
+    seats: np.ndarray  # int64 (N,): the acting seat
+    rewards: np.ndarray  # float32 (N, P)
+    terminated: np.ndarray  # bool (N,)
     episode_net: np.ndarray  # int64 (N, P)
 
 
@@ -1261,8 +1275,30 @@ def _vector_observe(i, envs, tables, face_up, scratch, out):
 # interleaved in one process: 7.1 us flat, 13.8 us with the named tuples as arguments; the
 # gap, about 7 us per call, stays at 64 envs).
 @njit(cache=True)
-def vector_reset(states, rngs, pending, hands_done, running, reseed, seeds, table, rules, offsets, face_up,
-                 legal_scratch, hands_buf, report, history, obs, masks, legal, seats, rewards, terminated, episode_net):
+def vector_reset(
+    states,
+    rngs,
+    pending,
+    hands_done,
+    running,
+    reseed,
+    seeds,
+    table,
+    rules,
+    offsets,
+    face_up,
+    legal_scratch,
+    hands_buf,
+    report,
+    history,
+    obs,
+    masks,
+    legal,
+    seats,
+    rewards,
+    terminated,
+    episode_net,
+):
     """Begin an episode in each env (with ``reseed``, after seeding env i's generator with
     ``seeds[i]``; else its stream continues) and write the first observations."""
     envs = VectorEnvs(states, rngs, pending, hands_done, running)
@@ -1270,7 +1306,7 @@ def vector_reset(states, rngs, pending, hands_done, running, reseed, seeds, tabl
     scratch = VectorScratch(legal_scratch, hands_buf, report, history)
     out = VectorOutputs(obs, masks, legal, seats, rewards, terminated, episode_net)
     for i in range(states.shape[0]):
-        rng = rngs[i:i + 1]
+        rng = rngs[i : i + 1]
         if reseed:
             seed_rng(rng, seeds[i])
         begin_episode(states[i], rng, table, rules, history, hands_buf, pending[i])
@@ -1280,8 +1316,31 @@ def vector_reset(states, rngs, pending, hands_done, running, reseed, seeds, tabl
 
 
 @njit(cache=True)
-def vector_step(states, rngs, pending, hands_done, running, actions, table, rules, offsets, face_up, hands, scale,
-                legal_scratch, hands_buf, report, history, obs, masks, legal, seats, rewards, terminated, episode_net):
+def vector_step(
+    states,
+    rngs,
+    pending,
+    hands_done,
+    running,
+    actions,
+    table,
+    rules,
+    offsets,
+    face_up,
+    hands,
+    scale,
+    legal_scratch,
+    hands_buf,
+    report,
+    history,
+    obs,
+    masks,
+    legal,
+    seats,
+    rewards,
+    terminated,
+    episode_net,
+):
     """Step every env with ``actions[i]`` for its acting seat, in one compiled loop; each seat's
     chips paid, times ``scale``, go to ``rewards``, and an episode ends after ``hands`` hands.
     The arguments are the fields of the four named tuples above, in order, ``actions`` after
@@ -1297,10 +1356,16 @@ def vector_step(states, rngs, pending, hands_done, running, actions, table, rule
         a = actions[i]
         if a < 0 or a >= num_actions or masks[i, a] == 0:
             return i
-    _vector_step_all(VectorEnvs(states, rngs, pending, hands_done, running), actions,
-                     VectorTables(table, rules, offsets), face_up, hands, scale,
-                     VectorScratch(legal_scratch, hands_buf, report, history),
-                     VectorOutputs(obs, masks, legal, seats, rewards, terminated, episode_net))
+    _vector_step_all(
+        VectorEnvs(states, rngs, pending, hands_done, running),
+        actions,
+        VectorTables(table, rules, offsets),
+        face_up,
+        hands,
+        scale,
+        VectorScratch(legal_scratch, hands_buf, report, history),
+        VectorOutputs(obs, masks, legal, seats, rewards, terminated, episode_net),
+    )
     return -1
 
 
@@ -1315,7 +1380,7 @@ def _vector_step_all(envs, actions, tables, face_up, hands, scale, scratch, out)
         step(state, actions[i], table, rules, report)
         done = False
         if report[REP_STATUS] == STEP_HAND_OVER:
-            rng = rngs[i:i + 1]
+            rng = rngs[i : i + 1]
             envs.hands_done[i] += 1
             if envs.hands_done[i] < hands:  # the next hand's chips, if decided at its deal, go to pending
                 next_hand(state, rng, table, rules, scratch.hands)
@@ -1333,7 +1398,7 @@ def _vector_step_all(envs, actions, tables, face_up, hands, scale, scratch, out)
                 out.episode_net[i, s] = running[i, s]
                 running[i, s] = 0
             envs.hands_done[i] = 0
-            begin_episode(state, rngs[i:i + 1], table, rules, scratch.history, scratch.hands, pending[i])
+            begin_episode(state, rngs[i : i + 1], table, rules, scratch.history, scratch.hands, pending[i])
         _vector_observe(i, envs, tables, face_up, scratch, out)
 
 
@@ -1342,4 +1407,4 @@ def random_legal_actions(legal, rngs, out):
     """out[i]: a uniformly random legal action of env i, from its legal ids (``legal[i, 0]``
     of them after the count); ``rngs`` holds one xorshift state per env."""
     for i in range(legal.shape[0]):
-        out[i] = legal[i, 1 + rand_below(rngs[i:i + 1], legal[i, 0])]
+        out[i] = legal[i, 1 + rand_below(rngs[i : i + 1], legal[i, 0])]

@@ -20,6 +20,7 @@ kernel already cached in the first is still loaded, and one that must be compile
 Other code's kernels, the user's own among them, are left to numba, and nothing is set for the
 rest of the process.
 """
+
 from __future__ import annotations
 
 import errno
@@ -156,8 +157,11 @@ class KernelSourcesLocator(_LOCATOR or object):
 
     def ensure_cache_path(self):
         if self._tried:  # numba is about to save a kernel it compiled (never into site-packages)
-            raise OSError(errno.EACCES, "numba cannot cache the compiled core: no folder of the user's own among "
-                                        f"{', '.join(self._tried)} can be written; set NUMBA_CACHE_DIR to one")
+            raise OSError(
+                errno.EACCES,
+                "numba cannot cache the compiled core: no folder of the user's own among "
+                f"{', '.join(self._tried)} can be written; set NUMBA_CACHE_DIR to one",
+            )
         super().ensure_cache_path()
 
     def get_source_stamp(self):

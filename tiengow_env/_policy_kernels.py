@@ -17,6 +17,7 @@ Masks here are *canonical* (tiles.py: the lowest copies of each type), so a mask
 multiset of tile types: ``held`` is the seat's hand, ``unseen`` the tiles it has not seen (in
 other hands, or face down at other seats unless discards are face up).
 """
+
 import numpy as np
 from numba import njit
 
@@ -153,8 +154,11 @@ def expert_lead(legal, n, columns, held, unseen, singles, table, rules):
                 supreme = j
             continue
         cost = combo_cost(j, held, unseen, singles, table, rules)
-        if sure < 0 or table[j, T_SIZE] > table[sure, T_SIZE] or (table[j, T_SIZE] == table[sure, T_SIZE] and (
-                cost < sure_cost or (cost == sure_cost and j < sure))):
+        if (
+            sure < 0
+            or table[j, T_SIZE] > table[sure, T_SIZE]
+            or (table[j, T_SIZE] == table[sure, T_SIZE] and (cost < sure_cost or (cost == sure_cost and j < sure)))
+        ):
             sure = j
             sure_cost = cost
     if whole >= 0:
@@ -169,9 +173,13 @@ def expert_lead(legal, n, columns, held, unseen, singles, table, rules):
         best = legal[0]
         for i in range(1, n):
             j = legal[i]
-            if (table[j, T_SIZE] > table[best, T_SIZE] or (table[j, T_SIZE] == table[best, T_SIZE] and (
+            if table[j, T_SIZE] > table[best, T_SIZE] or (
+                table[j, T_SIZE] == table[best, T_SIZE]
+                and (
                     table[j, T_STRENGTH] > table[best, T_STRENGTH]
-                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)))):
+                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)
+                )
+            ):
                 best = j
         return best
     has_single = False
@@ -218,15 +226,23 @@ def expert_choice(legal, n, lead, last, columns, held, unseen, singles, table, r
     for i in range(n):
         a = legal[i]
         if a < C:
-            if weakest < 0 or table[a, T_STRENGTH] < table[weakest, T_STRENGTH] or (
-                    table[a, T_STRENGTH] == table[weakest, T_STRENGTH] and a < weakest):
+            if (
+                weakest < 0
+                or table[a, T_STRENGTH] < table[weakest, T_STRENGTH]
+                or (table[a, T_STRENGTH] == table[weakest, T_STRENGTH] and a < weakest)
+            ):
                 weakest = a
-            if strongest < 0 or table[a, T_STRENGTH] > table[strongest, T_STRENGTH] or (
-                    table[a, T_STRENGTH] == table[strongest, T_STRENGTH] and a < strongest):
+            if (
+                strongest < 0
+                or table[a, T_STRENGTH] > table[strongest, T_STRENGTH]
+                or (table[a, T_STRENGTH] == table[strongest, T_STRENGTH] and a < strongest)
+            ):
                 strongest = a
             if (last or not beatable(a, unseen, table)) and (
-                    safe < 0 or table[a, T_STRENGTH] < table[safe, T_STRENGTH]
-                    or (table[a, T_STRENGTH] == table[safe, T_STRENGTH] and a < safe)):
+                safe < 0
+                or table[a, T_STRENGTH] < table[safe, T_STRENGTH]
+                or (table[a, T_STRENGTH] == table[safe, T_STRENGTH] and a < safe)
+            ):
                 safe = a
         elif a < declare:
             value = keep_value(a - C, held, unseen, singles, table, rules)
@@ -248,9 +264,18 @@ def expert_action(state, face_up, singles, table, rules, scratch):
     """The expert's action for the seat to act in ``state`` (``scratch``: num_actions ints)."""
     n = K.legal_actions(state, table, rules, scratch)
     seat = state[S_TO_ACT]
-    return expert_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, state[S_ACTED] == rules[R_PLAYERS] - 1,
-                         state[S_COLS + seat], K.canonical(state[S_HAND + seat]),
-                         unseen_tiles(state, seat, face_up, rules), singles, table, rules)
+    return expert_choice(
+        scratch,
+        n,
+        state[S_PHASE] == PHASE_LEAD,
+        state[S_ACTED] == rules[R_PLAYERS] - 1,
+        state[S_COLS + seat],
+        K.canonical(state[S_HAND + seat]),
+        unseen_tiles(state, seat, face_up, rules),
+        singles,
+        table,
+        rules,
+    )
 
 
 # ----------------------------------------------------------------------------- from observations
@@ -292,8 +317,9 @@ def expert_from_observation(observation, mask, offsets, singles, table, rules, s
     n = _legal_from_mask(mask, scratch)
     lead = observation[offsets[O_PHASE] + PHASE_LEAD] > 0
     last = _count(observation[offsets[O_ACTED]]) == players - 1
-    return expert_choice(scratch, n, lead, last, _count(observation[offsets[O_COLUMNS]]), held, unseen, singles,
-                         table, rules)
+    return expert_choice(
+        scratch, n, lead, last, _count(observation[offsets[O_COLUMNS]]), held, unseen, singles, table, rules
+    )
 
 
 @njit(cache=True)

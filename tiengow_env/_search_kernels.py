@@ -13,6 +13,7 @@ References:
   [KKS13] Karnin, Koren, Somekh. Almost Optimal Exploration in Multi-Armed Bandits. ICML 2013
           (sequential halving).
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -454,7 +455,8 @@ def ismcts(state, seat, settings, tables, rng, tree, out):
                 stats[child, F_AVAILABLE] += 1.0
                 visits = stats[child, F_VISITS]
                 score = stats[child, F_REWARD] / visits + exploration * np.sqrt(
-                    np.log(stats[child, F_AVAILABLE]) / visits)
+                    np.log(stats[child, F_AVAILABLE]) / visits
+                )
                 if score > best_score:
                     best_score = score
                     best = child

@@ -5,6 +5,7 @@ state through these functions instead of ``layout.S_*`` offsets, so that only th
 modules of ``tiengow_env`` (``state.py`` names them) know the layout. Each is a one-line
 ``@njit(cache=True)`` function that LLVM inlines into its caller: it costs nothing.
 """
+
 from numba import njit
 
 from ._numba_cache import register

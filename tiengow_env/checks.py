@@ -3,6 +3,7 @@
 Messages about hostile input stay one short line: ``short_repr`` cuts a huge or deeply
 nested value. Everything here runs before play, never inside the compiled loops.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,7 +32,7 @@ def short_repr(value: object, limit: int = 80) -> str:
         text = _REPR.repr(value)
     except Exception:  # noqa: BLE001  (a hostile __repr__, or an int of more than 4300 digits)
         text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 MAX_LISTED_ACTIONS = 40  # an illegal-action message names at most this many legal actions
@@ -54,8 +55,9 @@ def check_number(value: object, what: str) -> float:
     """A finite real number (a Python or numpy int or float, not a bool) as a float; ValueError
     naming ``what`` otherwise."""
     try:
-        finite = (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-                  and math.isfinite(float(value)))
+        finite = (
+            isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(float(value))
+        )
     except OverflowError:  # an int beyond the floats
         finite = False
     if not finite:
@@ -68,9 +70,11 @@ def check_reward_scale(scale: object, most_chips: int, dtype: type) -> float:
     times it stays finite in the rewards' ``dtype``; ValueError otherwise."""
     scale = check_number(scale, "reward_scale")
     if abs(scale) * most_chips > float(np.finfo(dtype).max):
-        raise ValueError(f"reward_scale {scale:g} times the most an episode can pay ({most_chips:,} chips) "
-                         f"overflows the {np.dtype(dtype).name} rewards; expected at most "
-                         f"{float(np.finfo(dtype).max) / most_chips:.3g}")
+        raise ValueError(
+            f"reward_scale {scale:g} times the most an episode can pay ({most_chips:,} chips) "
+            f"overflows the {np.dtype(dtype).name} rewards; expected at most "
+            f"{float(np.finfo(dtype).max) / most_chips:.3g}"
+        )
     return scale
 
 
@@ -80,8 +84,7 @@ def check_seed(seed: object) -> int:
     if seed is None:
         return int(np.random.SeedSequence().entropy) % 2**64
     if not is_integer(seed) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer (or None), got {type(seed).__name__} "
-                         f"{short_repr(seed)}")
+        raise ValueError(f"seed must be a non-negative integer (or None), got {type(seed).__name__} {short_repr(seed)}")
     return int(seed) % 2**64
 
 
@@ -144,6 +147,7 @@ def load_yaml(text: str | bytes) -> Any:
     """``yaml.safe_load`` that refuses a mapping giving a key twice (a ``yaml`` error with the
     line and column of the second) instead of keeping the last value."""
     import yaml
+
     return yaml.load(text, Loader=_unique_keys_loader())
 
 
@@ -167,13 +171,17 @@ def _unique_keys_loader() -> type:
                     except TypeError:  # an unhashable key: SafeLoader says so itself
                         continue
                     if duplicate:
-                        raise ConstructorError("while reading a mapping", node.start_mark,
-                                               f"the key {short_repr(key)} appears twice", key_node.start_mark)
+                        raise ConstructorError(
+                            "while reading a mapping",
+                            node.start_mark,
+                            f"the key {short_repr(key)} appears twice",
+                            key_node.start_mark,
+                        )
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
     # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e-4 and 2.5e3 were text
-    UniqueKeysLoader.add_implicit_resolver("tag:yaml.org,2002:float",
-                                           re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
-                                           list("-+0123456789"))
+    UniqueKeysLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$"), list("-+0123456789")
+    )
     return UniqueKeysLoader

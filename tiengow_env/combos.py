@@ -17,6 +17,7 @@ packs them into the int64 arrays the kernels read (layout in ``layout.py``):
 For the classic rules over the 32-tile deck this gives 61 types (``CLASSIC.num_combos``)
 and 84 physical masks (``physical_masks()``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -44,15 +45,30 @@ from .tiles import (
 )
 
 CLASS_NAMES: tuple[str, ...] = (
-    "civil_single", "military_single", "civil_pair", "military_pair", "mixed_pair",
-    "supreme_pair", "triplet_2c1m", "triplet_1c2m", "quartet", "civilian_triplet",
-    "civil_1", "civil_2", "civil_3", "civil_4", "military_1", "military_2", "military_3", "military_4",
+    "civil_single",
+    "military_single",
+    "civil_pair",
+    "military_pair",
+    "mixed_pair",
+    "supreme_pair",
+    "triplet_2c1m",
+    "triplet_1c2m",
+    "quartet",
+    "civilian_triplet",
+    "civil_1",
+    "civil_2",
+    "civil_3",
+    "civil_4",
+    "military_1",
+    "military_2",
+    "military_3",
+    "military_4",
 )
 CLASS_ID = {name: i for i, name in enumerate(CLASS_NAMES)}
 LEAD_SCAN_LIMIT = 128  # above this many combinations, leads are found by the per-type index
 FAMILY_STRENGTH = {head: 4 - i for i, (head, _) in enumerate(FAMILIES)}  # Heaven 4 .. Goose 1
-PENDULUM = (0, 2, 4)   # 6-6 4-4 5-5
-FISH = (1, 5, 6)       # 1-1 3-3 2-2
+PENDULUM = (0, 2, 4)  # 6-6 4-4 5-5
+FISH = (1, 5, 6)  # 1-1 3-3 2-2
 
 
 @dataclass(frozen=True)
@@ -72,8 +88,9 @@ class Combination:
 
 def _classic_candidates(rules: RuleSet, nines_supreme: bool) -> list[Combination]:
     """Every combination of the classic / pairs_only systems over all 21 types."""
-    out = [Combination((t,), "civil_single" if SUIT[t] == 0 else "military_single", int(RANK[t]))
-           for t in range(NUM_TYPES)]
+    out = [
+        Combination((t,), "civil_single" if SUIT[t] == 0 else "military_single", int(RANK[t])) for t in range(NUM_TYPES)
+    ]
     out += [Combination((t, t), "civil_pair", int(RANK[t])) for t in range(NUM_CIVIL)]
     supreme = (NINE_63, NINE_54) if nines_supreme else (BIG_SIX, LITTLE_THREE)
     out.append(Combination(supreme, "supreme_pair", 1))
@@ -123,8 +140,8 @@ class CombinationTable:
             return all(c.types.count(t) <= deck[t] for t in set(c.types))
 
         self.combos: list[Combination] = sorted(
-            (c for c in candidates if makeable(c)),
-            key=lambda c: (CLASS_ID[c.cls], c.strength, [-t for t in c.types]))
+            (c for c in candidates if makeable(c)), key=lambda c: (CLASS_ID[c.cls], c.strength, [-t for t in c.types])
+        )
         self.index = {c.types: j for j, c in enumerate(self.combos)}
         self.num_combos = len(self.combos)
         self.num_actions = L.legal_len(self.num_combos)  # the combinations, then L.EXTRA_ACTIONS
@@ -147,8 +164,7 @@ class CombinationTable:
             table[j, L.T_STRENGTH] = c.strength
             table[j, L.T_BEAT_START] = min(above, default=class_end[c.cls])
             table[j, L.T_BEAT_END] = class_end[c.cls]
-            table[j, L.T_STAKE] = {"supreme_pair": L.STAKE_SUPREME, "quartet": L.STAKE_QUARTET}.get(
-                c.cls, L.STAKE_NONE)
+            table[j, L.T_STAKE] = {"supreme_pair": L.STAKE_SUPREME, "quartet": L.STAKE_QUARTET}.get(c.cls, L.STAKE_NONE)
             table[j, L.T_LAST_BONUS] = c.cls in ("supreme_pair", "quartet") or c.types == (LITTLE_THREE,)
             table[j, L.T_MIN_TYPE] = c.types[0]
         return table
@@ -173,16 +189,15 @@ class CombinationTable:
         scalars[L.R_LAST_BONUS] = r.last_trick_bonus
         scalars[L.R_SHUTOUT_BONUS] = r.shutout_bonus
         scalars[L.R_BIG_SIX] = r.big_six_captures
-        scalars[L.R_RED_DOT] = {"off": L.RED_DOT_OFF, "auto": L.RED_DOT_AUTO,
-                                "choice": L.RED_DOT_CHOICE}[r.one_red_dot]
+        scalars[L.R_RED_DOT] = {"off": L.RED_DOT_OFF, "auto": L.RED_DOT_AUTO, "choice": L.RED_DOT_CHOICE}[r.one_red_dot]
         scalars[L.R_SINGLE_21] = self.index.get((LITTLE_THREE,), -1)
         scalars[L.R_SINGLE_42] = self.index.get((BIG_SIX,), -1)
         by_head = [[j for j, c in enumerate(self.combos) if c.types[0] == t] for t in range(NUM_TYPES)]
         starts = np.cumsum([0] + [len(g) for g in by_head])
         ids = np.zeros(L.lead_padded(self.num_combos), dtype=np.int64)
         masks = np.full(len(ids), L.NO_TILES, dtype=np.int64)
-        ids[:self.num_combos] = [j for group in by_head for j in group]
-        masks[:self.num_combos] = self.table[ids[:self.num_combos], L.T_MASK]
+        ids[: self.num_combos] = [j for group in by_head for j in group]
+        masks[: self.num_combos] = self.table[ids[: self.num_combos], L.T_MASK]
         scalars[L.R_LEAD_BY_TYPE] = self.num_combos > LEAD_SCAN_LIMIT
         return np.concatenate([scalars, starts, ids, masks]).astype(np.int64)
 
@@ -199,8 +214,10 @@ class CombinationTable:
         out = {}
         deck = self.rules.deck_mask
         for j, c in enumerate(self.combos):
-            choices = [[1 << int(TYPE_BITS[t, k]) for k in range(COPIES[t])
-                        if deck >> int(TYPE_BITS[t, k]) & 1] for t in sorted(set(c.types))]
+            choices = [
+                [1 << int(TYPE_BITS[t, k]) for k in range(COPIES[t]) if deck >> int(TYPE_BITS[t, k]) & 1]
+                for t in sorted(set(c.types))
+            ]
             needs = [c.types.count(t) for t in sorted(set(c.types))]
             per_type = [[sum(bits) for bits in itertools.combinations(ch, n)] for ch, n in zip(choices, needs)]
             for parts in itertools.product(*per_type):

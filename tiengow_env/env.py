@@ -67,6 +67,7 @@ and ``agent_selection`` do not exist before it (``AttributeError``; ``agents`` i
 ``__getattr__`` gives a friendlier message for those attributes: defining one would slow
 every attribute access of the env, as CPython then stops specialising them.)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -124,7 +125,7 @@ class Session:
         self.scratch = np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64)
         self.hands_buf = np.zeros(L.MAX_SEATS, dtype=np.int64)
         self.report = np.zeros(L.REPORT_LEN, dtype=np.int64)  # what the last step did (layout.py)
-        self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)    # chips paid by the last step
+        self.delta = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips paid by the last step
         self.pending = np.zeros(L.MAX_SEATS, dtype=np.int64)  # chips of hands decided at the deal
         self.has_pending = False
         self.paid = False  # whether the last step paid any chips (delta is not all 0)
@@ -153,8 +154,7 @@ class Session:
         elif not self.seeded:
             K.seed_rng(self.rng, np.random.SeedSequence().generate_state(1, np.uint64)[0])
         self.seeded = True
-        K.begin_episode(self.state, self.rng, self.table, self.rules_array, self.history, self.hands_buf,
-                        self.pending)
+        K.begin_episode(self.state, self.rng, self.table, self.rules_array, self.history, self.hands_buf, self.pending)
         self.has_pending = self.pending.tolist() != _NO_CHIPS
         self.paid = False
         self.episode_chips.fill(0)
@@ -181,8 +181,19 @@ class Session:
             raise ValueError(f"an action is an integer id 0..{self.num_actions - 1}, got {short_repr(action)}")
         if self.episode_over:
             raise ValueError("no episode in play (it is over, or has not begun); call reset()")
-        status = K.env_step(self.state, action, self.table, self.rules_array, self.rng, self.history, self.hands_left,
-                            self.scratch, self.hands_buf, self.report, self.delta)
+        status = K.env_step(
+            self.state,
+            action,
+            self.table,
+            self.rules_array,
+            self.rng,
+            self.history,
+            self.hands_left,
+            self.scratch,
+            self.hands_buf,
+            self.report,
+            self.delta,
+        )
         if status == L.ENV_ILLEGAL:
             return status
         delta = self.delta
@@ -204,8 +215,10 @@ class Session:
         """Why ``action`` (an id 0..A-1) is not legal now, with the legal actions."""
         seat = self.to_act
         legal = self.game.legal_actions()
-        return (f"action {action} ({self.game.action_name(action)}) is not legal for seat {seat}; legal: "
-                f"{legal_list(legal, self.game.action_name)}")
+        return (
+            f"action {action} ({self.game.action_name(action)}) is not legal for seat {seat}; legal: "
+            f"{legal_list(legal, self.game.action_name)}"
+        )
 
     # ----------------------------------------------------------------- views
     @property
@@ -215,13 +228,15 @@ class Session:
         return -1 if seat is None else seat
 
     def observe(self, seat: int, obs_out: np.ndarray, mask_out: np.ndarray) -> None:
-        K.observe(self.state, seat, self.table, self.rules_array, self.offsets, self.face_up, self.scratch,
-                  obs_out, mask_out)
+        K.observe(
+            self.state, seat, self.table, self.rules_array, self.offsets, self.face_up, self.scratch, obs_out, mask_out
+        )
 
     def information_state(self, seat: int) -> np.ndarray:
         out = np.empty(self.layout.information_size, dtype=np.float32)
-        K.write_information_state(self.state, self.history, seat, self.table, self.rules_array, self.offsets,
-                                  self.face_up, out)
+        K.write_information_state(
+            self.state, self.history, seat, self.table, self.rules_array, self.offsets, self.face_up, out
+        )
         return out
 
     def render_rgb(self) -> np.ndarray:
@@ -236,7 +251,7 @@ class Session:
         if self.hands > 1:
             head += f", hand {self.hand_number} of {self.hands}"
         tricks = view.tricks_done
-        head += (f", trick {min(tricks + 1, self.rules.hand_size)}" if phase != "over" else ", hand over")
+        head += f", trick {min(tricks + 1, self.rules.hand_size)}" if phase != "over" else ", hand over"
         head += f", banker {names[view.banker]}"
         if view.streak > 1:
             head += f" (streak {view.streak})"
@@ -246,8 +261,9 @@ class Session:
         for s in range(players):
             mark = ">" if s == to_act else " "
             hand = " ".join(mask_names(view.hands[s])) or "-"
-            line = (f"{mark} {names[s]:<{width}}  cols {int(view.columns[s])}  "
-                    f"chips {int(view.chips[s]):+d}  hand: {hand}")
+            line = (
+                f"{mark} {names[s]:<{width}}  cols {int(view.columns[s])}  chips {int(view.chips[s]):+d}  hand: {hand}"
+            )
             down = mask_names(view.down[s])
             if down:
                 line += f"  down: {' '.join(down)}"
@@ -268,17 +284,23 @@ class Session:
                         down = mask_names(on_table & int(view.down[s]))
                         parts.append(f"{names[s]} " + ("+".join(up) if up else f"{len(down)} down"))
                 best_seat, best = view.current_best
-                lines.append(f"Trick of {view.size}: " + ", ".join(parts)
-                             + f"; best {self.combos.combos[best].label} ({names[best_seat]})")
+                lines.append(
+                    f"Trick of {view.size}: "
+                    + ", ".join(parts)
+                    + f"; best {self.combos.combos[best].label} ({names[best_seat]})"
+                )
                 if view.owed:
                     lines.append(f"{names[to_act]} owes {view.owed} more face down")
         else:
             result = g.result()
-            lines.append(f"Hand over: W = {names[result['last_trick_winner']]}, net "
-                         + ", ".join(f"{names[s]} {v:+d}" for s, v in enumerate(result["net"])))
+            lines.append(
+                f"Hand over: W = {names[result['last_trick_winner']]}, net "
+                + ", ".join(f"{names[s]} {v:+d}" for s, v in enumerate(result["net"]))
+            )
         if self.hands > 1:
-            lines.append("Episode chips: " + ", ".join(
-                f"{names[s]} {int(self.episode_chips[s]):+d}" for s in range(players)))
+            lines.append(
+                "Episode chips: " + ", ".join(f"{names[s]} {int(self.episode_chips[s]):+d}" for s in range(players))
+            )
         return "\n".join(lines)
 
 
@@ -291,17 +313,25 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     (``env()`` passes -1).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "tiengow_v0", "is_parallelizable": False,
-                "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "name": "tiengow_v0", "is_parallelizable": False, "render_fps": 1}
 
-    def __init__(self, render_mode: str | None = None, rules: Any = "standard", hands: int = 1,
-                 reward_scale: float = 1.0, illegal_reward: float | None = None):
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        rules: Any = "standard",
+        hands: int = 1,
+        reward_scale: float = 1.0,
+        illegal_reward: float | None = None,
+    ):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {short_repr(render_mode)}")
         self.render_mode = render_mode
-        self.illegal_reward = None if illegal_reward is None else check_number(
-            illegal_reward, "illegal_reward (or None, for an illegal action to raise ValueError)")
+        self.illegal_reward = (
+            None
+            if illegal_reward is None
+            else check_number(illegal_reward, "illegal_reward (or None, for an illegal action to raise ValueError)")
+        )
         self.session = Session(rules, hands, reward_scale)
         players = self.session.players
         self.possible_agents = [f"player_{s}" for s in range(players)]
@@ -309,9 +339,14 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         low, high = self.session.bounds()
         num_actions = self.session.num_actions
         self.observation_spaces = {
-            agent: spaces.Dict({"observation": spaces.Box(low, high, dtype=np.float32),
-                                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8)})
-            for agent in self.possible_agents}
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, high, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
         info_low, info_high = self.session.bounds(information=True)
         self._information_space = spaces.Box(info_low, info_high, dtype=np.float32)
@@ -333,8 +368,9 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         try:
             return self.agent_name_mapping[agent]
         except (KeyError, TypeError):  # TypeError: an unhashable name
-            raise ValueError(f"unknown agent {short_repr(agent)}; the agents are "
-                             f"{', '.join(self.possible_agents)}") from None
+            raise ValueError(
+                f"unknown agent {short_repr(agent)}; the agents are {', '.join(self.possible_agents)}"
+            ) from None
 
     def information_state_space(self, agent: str) -> spaces.Box:
         return self._information_space
@@ -446,8 +482,10 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         of the table (``picture.py``)."""
         if self.render_mode is None:
             import gymnasium
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi', 'human' "
-                                  "or 'rgb_array'")
+
+            gymnasium.logger.warn(
+                "render() called without a render_mode; use render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
         if not self._has_reset:
             raise ValueError("call reset() before render()")
@@ -466,12 +504,18 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         return "tiengow_v0"
 
 
-def env(render_mode: str | None = None, rules: Any = "standard", hands: int = 1, reward_scale: float = 1.0,
-        illegal_reward: float = -1.0) -> raw_env:
+def env(
+    render_mode: str | None = None,
+    rules: Any = "standard",
+    hands: int = 1,
+    reward_scale: float = 1.0,
+    illegal_reward: float = -1.0,
+) -> raw_env:
     """``raw_env`` where an illegal action ends the episode with ``illegal_reward`` for its agent
     (PettingZoo's classic-game convention, without wrapper layers: module docstring)."""
-    return raw_env(render_mode=render_mode, rules=rules, hands=hands, reward_scale=reward_scale,
-                   illegal_reward=illegal_reward)
+    return raw_env(
+        render_mode=render_mode, rules=rules, hands=hands, reward_scale=reward_scale, illegal_reward=illegal_reward
+    )
 
 
 __all__ = ["env", "raw_env", "Session"]

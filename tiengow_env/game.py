@@ -4,6 +4,7 @@ Everything that comes from outside (tile names, hands, record actions, action id
 here, before it reaches the kernels; a refused input raises ``ValueError`` naming what was
 wrong and what was expected, and leaves the game as it was.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -44,6 +45,7 @@ def _types_of(mask: int) -> tuple[int, ...]:
 class Play(NamedTuple):
     """One seat's turn in a trick: ``kind`` is lead, beat, discard or forced (an early-death
     discard, RULES.md section 4); ``types`` are the tile types it put on the table, sorted."""
+
     seat: int
     kind: str
     types: tuple[int, ...]
@@ -54,6 +56,7 @@ class Trick(NamedTuple):
     seat's play in turn order; once the trick is over, its winner, the winning combination id
     (``Game.combos.combos[winning]``) and the trick-bonus chips each seat received (section 5,
     all 0 without a stake). The three stay None while the trick is in play."""
+
     leader: int
     size: int
     plays: tuple[Play, ...]
@@ -64,6 +67,7 @@ class Trick(NamedTuple):
 
 class Snapshot(NamedTuple):
     """Everything a step changes in a ``Game``, copied by ``Game.snapshot()`` for ``restore()``."""
+
     combos: CombinationTable
     state: np.ndarray
     work: np.ndarray
@@ -101,8 +105,15 @@ class Game:
     Python tree search needs.
     """
 
-    def __init__(self, seed: int | None = None, *, hands: list[list[str]] | None = None,
-                 banker: int | None = None, rules: Any = "standard", streak: int = 1):
+    def __init__(
+        self,
+        seed: int | None = None,
+        *,
+        hands: list[list[str]] | None = None,
+        banker: int | None = None,
+        rules: Any = "standard",
+        streak: int = 1,
+    ):
         self.rules = RuleSet.from_spec(rules)
         self.combos: CombinationTable = table_for(self.rules)
         players = self.rules.players
@@ -190,12 +201,12 @@ class Game:
         """(seat, tile type) of the early-death discards that followed the last decision, in
         play order (RULES.md section 4); ``play()`` takes them off as a record spells them out."""
         forced = self._forced_in(self._logged - 1) if self._logged else self._forced_read
-        return forced[self._forced_taken:]
+        return forced[self._forced_taken :]
 
     @property
     def columns(self) -> list[int]:
         """Columns each seat has won so far."""
-        return self.state[L.S_COLS:L.S_COLS + self.players].tolist()
+        return self.state[L.S_COLS : L.S_COLS + self.players].tolist()
 
     @property
     def current_best(self) -> tuple[int, int] | None:
@@ -218,7 +229,7 @@ class Game:
     def legal_actions(self) -> list[int]:
         """The acting seat's legal action ids, in the core's order (empty once the hand is over)."""
         n = K.game_legal(self.state, self._tables, self._work)
-        return self._work[_SCRATCH:_SCRATCH + n].tolist()
+        return self._work[_SCRATCH : _SCRATCH + n].tolist()
 
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
@@ -234,8 +245,17 @@ class Game:
         offsets = _observation_offsets(self.players, self.rules.hand_size)
         obs = np.zeros(offsets[-1], dtype=np.float32)
         mask = np.zeros(self.combos.num_actions, dtype=np.int8)
-        K.observe(self.state, seat, self.combos.table, self.combos.rules_array, offsets[:-1],
-                  self.rules.discards_face_up, self._work[_SCRATCH:], obs, mask)
+        K.observe(
+            self.state,
+            seat,
+            self.combos.table,
+            self.combos.rules_array,
+            offsets[:-1],
+            self.rules.discards_face_up,
+            self._work[_SCRATCH:],
+            obs,
+            mask,
+        )
         return obs, mask.astype(bool)
 
     def information_state(self, seat: int | None = None) -> np.ndarray:
@@ -246,19 +266,32 @@ class Game:
         if seat is None and self.is_over:
             raise ValueError(f"information_state needs a seat 0..{self.players - 1}; the hand is over")
         seat = self._seat(self.to_act if seat is None else seat)
-        state, seen = self.state, self._work[L.W_HISTORY:L.W_HISTORY + L.HISTORY_LEN]
-        rows = seen[:L.H_COUNT].reshape(L.MAX_TRICKS, L.MAX_SEATS, 2)
+        state, seen = self.state, self._work[L.W_HISTORY : L.W_HISTORY + L.HISTORY_LEN]
+        rows = seen[: L.H_COUNT].reshape(L.MAX_TRICKS, L.MAX_SEATS, 2)
         up, down = np.bitwise_or.reduce(rows[:, :, L.H_UP]), np.bitwise_or.reduce(rows[:, :, L.H_DOWN])
-        downs = state[L.S_DOWN:L.S_DOWN + L.MAX_SEATS]
-        if (seen[L.H_COUNT] != state[L.S_TRICK] or not np.array_equal(up, state[L.S_UP:L.S_UP + L.MAX_SEATS])
-                or down[seat] != downs[seat]
-                or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in downs]):
-            raise ValueError("this game's tricks do not lead to its state (the state was set from outside), so its "
-                             "information state is not known")
+        downs = state[L.S_DOWN : L.S_DOWN + L.MAX_SEATS]
+        if (
+            seen[L.H_COUNT] != state[L.S_TRICK]
+            or not np.array_equal(up, state[L.S_UP : L.S_UP + L.MAX_SEATS])
+            or down[seat] != downs[seat]
+            or [int(m).bit_count() for m in down] != [int(m).bit_count() for m in downs]
+        ):
+            raise ValueError(
+                "this game's tricks do not lead to its state (the state was set from outside), so its "
+                "information state is not known"
+            )
         layout = _layout(self.players, self.rules.hand_size)
         out = np.zeros(layout.information_size, dtype=np.float32)
-        K.write_information_state(state, seen, seat, self.combos.table, self.combos.rules_array, layout.offsets,
-                                  self.rules.discards_face_up, out)
+        K.write_information_state(
+            state,
+            seen,
+            seat,
+            self.combos.table,
+            self.combos.rules_array,
+            layout.offsets,
+            self.rules.discards_face_up,
+            out,
+        )
         return out
 
     def action_name(self, action: int) -> str:
@@ -283,15 +316,26 @@ class Game:
     def snapshot(self) -> Snapshot:
         """This position, for ``restore()``: a tree search snapshots a node once and restores it
         before each child, instead of cloning the game for every child."""
-        return Snapshot(self.combos, self.state.copy(), self._work.copy(), self.history.copy(), self._tricks.copy(),
-                        self._logged, self._trick_base, self._forced_read, self._forced_taken)
+        return Snapshot(
+            self.combos,
+            self.state.copy(),
+            self._work.copy(),
+            self.history.copy(),
+            self._tricks.copy(),
+            self._logged,
+            self._trick_base,
+            self._forced_read,
+            self._forced_taken,
+        )
 
     def restore(self, snapshot: Snapshot) -> None:
         """Go back to the position of ``snapshot()`` (of this game or one of the same rules), in
         place: the state array stays the same object. A snapshot may be restored many times."""
         if not isinstance(snapshot, Snapshot) or snapshot.combos is not self.combos:
-            raise ValueError(f"restore takes a Snapshot that a game under these rules ({self.rules.name}) made, "
-                             f"got {short_repr(snapshot)}")
+            raise ValueError(
+                f"restore takes a Snapshot that a game under these rules ({self.rules.name}) made, "
+                f"got {short_repr(snapshot)}"
+            )
         self.state[:] = snapshot.state
         self._work[:] = snapshot.work
         self.history = snapshot.history.copy()
@@ -305,8 +349,7 @@ class Game:
         nothing has changed)."""
         if type(action) is not int or not 0 <= action < self._num_actions:  # plain ints skip the slower checks
             if not is_integer(action) or not 0 <= action < self._num_actions:
-                raise ValueError(f"an action is an integer id 0..{self._num_actions - 1}, "
-                                 f"got {short_repr(action)}")
+                raise ValueError(f"an action is an integer id 0..{self._num_actions - 1}, got {short_repr(action)}")
             action = int(action)
         self._apply(action)
 
@@ -328,13 +371,15 @@ class Game:
         if self.is_over:
             return ValueError(f"action {action}: the hand is over")
         legal = self.legal_actions()
-        return ValueError(f"action {action} ({self.action_name(action)}) is not legal for seat "
-                          f"{self.to_act}; legal: {legal_list(legal, self.action_name)}")
+        return ValueError(
+            f"action {action} ({self.action_name(action)}) is not legal for seat "
+            f"{self.to_act}; legal: {legal_list(legal, self.action_name)}"
+        )
 
     def _row(self, row: int) -> list[int]:
         """Row ``row`` of the work array's log: a step report, then the trick's leader and size before it."""
         at = L.W_LOG + L.W_ROW * row
-        return self._work[at:at + L.W_ROW].tolist()
+        return self._work[at : at + L.W_ROW].tolist()
 
     def _forced_in(self, row: int) -> list[tuple[int, int]]:
         """(seat, tile type) of the forced discards a logged step reported, in play order."""
@@ -379,7 +424,7 @@ class Game:
             if report[L.REP_FORCED + s]:
                 plays += (Play(s, "forced", _types_of(report[L.REP_FORCED + s])),)
         if report[L.REP_WINNER] >= 0:
-            bonus = tuple(report[L.REP_BONUS:L.REP_BONUS + players])
+            bonus = tuple(report[L.REP_BONUS : L.REP_BONUS + players])
             trick = Trick(trick.leader, trick.size, plays, report[L.REP_WINNER], report[L.REP_WINNING], bonus)
         else:
             trick = Trick(trick.leader, trick.size, plays)
@@ -399,8 +444,10 @@ class Game:
         if self.is_over:
             declarer = int(self.state[L.S_DECLARER])
             if declarer >= 0 and not self.history:  # nobody decided: One Red Dot ended the hand at the deal
-                raise ValueError(f"the hand is over: seat {declarer} declared One Red Dot at the deal, by itself "
-                                 f"(one_red_dot: {self.rules.one_red_dot}); a record leaves that declaration out")
+                raise ValueError(
+                    f"the hand is over: seat {declarer} declared One Red Dot at the deal, by itself "
+                    f"(one_red_dot: {self.rules.one_red_dot}); a record leaves that declaration out"
+                )
             raise ValueError("the hand is over")
         if seat != self.to_act:
             raise ValueError(f"wrong seat: seat {self.to_act} is to act, not seat {seat}")
@@ -417,8 +464,10 @@ class Game:
         owed = int(self.state[L.S_OWED])  # > 0: step() has put down part of this seat's answer
         if kind == "play":
             if owed:
-                raise ValueError(f"seat {seat} has begun a face-down answer and owes {owed} more tile(s): "
-                                 "only face-down discards are legal now")
+                raise ValueError(
+                    f"seat {seat} has begun a face-down answer and owes {owed} more tile(s): "
+                    "only face-down discards are legal now"
+                )
             self._check_held(seat, value)
             j = self.combos.find(value)
             if j < 0:
@@ -430,8 +479,10 @@ class Game:
         if phase == "lead":
             raise ValueError("the leader must play a combination, not discard")
         if owed and len(value) != owed:
-            raise ValueError(f"seat {seat} owes {owed} more tile{'s' if owed > 1 else ''} face down "
-                             f"(step() put down the rest), got {len(value)}")
+            raise ValueError(
+                f"seat {seat} owes {owed} more tile{'s' if owed > 1 else ''} face down "
+                f"(step() put down the rest), got {len(value)}"
+            )
         size = int(self.state[L.S_SIZE])
         if not owed and len(value) != size:
             raise ValueError(f"must answer with exactly {size} tile(s), got {len(value)}")
@@ -470,23 +521,33 @@ class Game:
         st, players = self.state, self.players
         tricks = []
         for k in range(int(st[L.S_TRICK])):  # the kernel's own trick log (layout.py)
-            log = st[L.S_LOG + L.LOG_STRIDE * k:L.S_LOG + L.LOG_STRIDE * (k + 1)]
-            tricks.append({"leader": int(log[L.LOG_LEADER]), "winner": int(log[L.LOG_WINNER]),
-                           "size": int(log[L.LOG_SIZE]), "winning": self.combos.combos[int(log[L.LOG_WINNING])].names})
+            log = st[L.S_LOG + L.LOG_STRIDE * k : L.S_LOG + L.LOG_STRIDE * (k + 1)]
+            tricks.append(
+                {
+                    "leader": int(log[L.LOG_LEADER]),
+                    "winner": int(log[L.LOG_WINNER]),
+                    "size": int(log[L.LOG_SIZE]),
+                    "winning": self.combos.combos[int(log[L.LOG_WINNING])].names,
+                }
+            )
 
         def seats(offset: int) -> list[int]:
-            return [int(v) for v in st[offset:offset + players]]
+            return [int(v) for v in st[offset : offset + players]]
 
         bonus, settle = seats(L.S_BONUS), seats(L.S_SETTLE)
-        return {"tricks": tricks, "columns": seats(L.S_COLS),
-                "last_trick_winner": int(st[L.S_WINNER]),
-                "trick_bonus": bonus, "settlement": settle,
-                "multipliers": {"last_trick": int(st[L.S_MULT_LAST]), "shutout": int(st[L.S_MULT_SHUT])},
-                "net": [b + s for b, s in zip(bonus, settle)]}
+        return {
+            "tricks": tricks,
+            "columns": seats(L.S_COLS),
+            "last_trick_winner": int(st[L.S_WINNER]),
+            "trick_bonus": bonus,
+            "settlement": settle,
+            "multipliers": {"last_trick": int(st[L.S_MULT_LAST]), "shutout": int(st[L.S_MULT_SHUT])},
+            "net": [b + s for b, s in zip(bonus, settle)],
+        }
 
     def net(self) -> np.ndarray:
         st = self.state
-        return (st[L.S_BONUS:L.S_BONUS + self.players] + st[L.S_SETTLE:L.S_SETTLE + self.players]).copy()
+        return (st[L.S_BONUS : L.S_BONUS + self.players] + st[L.S_SETTLE : L.S_SETTLE + self.players]).copy()
 
 
 @functools.cache
@@ -500,6 +561,7 @@ def _packed_tables(rules: RuleSet) -> np.ndarray:
 def _layout(players: int, hand_size: int):
     """The observation layout of a table (one per table size: its views are computed once)."""
     from .observation import ObservationLayout
+
     return ObservationLayout(players, hand_size)
 
 
@@ -522,8 +584,10 @@ def parse_action(action: object, players: int) -> tuple[int, str, Any]:
     kinds = [k for k in ACTION_KINDS if k in action]
     extra = set(action) - {"seat", *ACTION_KINDS}
     if len(kinds) != 1 or extra:
-        raise ValueError("action needs exactly one of 'play', 'discard' (or 'declare')"
-                         + (f"; unknown keys: {', '.join(sorted(str(k)[:40] for k in extra))[:200]}" if extra else ""))
+        raise ValueError(
+            "action needs exactly one of 'play', 'discard' (or 'declare')"
+            + (f"; unknown keys: {', '.join(sorted(str(k)[:40] for k in extra))[:200]}" if extra else "")
+        )
     kind = kinds[0]
     value = action[kind]
     if kind == "declare":
@@ -537,6 +601,7 @@ def parse_action(action: object, players: int) -> tuple[int, str, Any]:
 
 def parse_record(record: object) -> tuple[Game, list]:
     """A fresh ``Game`` at the start of the record, and its actions; RecordError if malformed."""
+
     def bad(reason: str) -> RecordError:
         return RecordError(f"record: {reason}", None)
 
@@ -571,8 +636,10 @@ def parse_record(record: object) -> tuple[Game, list]:
     if not isinstance(actions, list):
         raise bad("'actions' must be a list")
     if not isinstance(record["hands"], list):  # Game(hands=None) would deal at random
-        raise bad(f"hands must be a list of {rules.players} hands, each a list of tile names; "
-                  f"got {short_repr(record['hands'])}")
+        raise bad(
+            f"hands must be a list of {rules.players} hands, each a list of tile names; "
+            f"got {short_repr(record['hands'])}"
+        )
     try:
         game = Game(hands=record["hands"], banker=banker, rules=rules, streak=streak)
     except ValueError as err:
@@ -615,8 +682,10 @@ def perft(record: object, depth: int) -> int:
     game = play_record(record)
     longest = longest_hand(game.rules)
     if depth > longest:
-        raise ValueError(f"depth {depth} is beyond the longest possible hand ({longest} decisions under "
-                         f"these rules); every hand is over by then, so depth {longest} gives the same count")
+        raise ValueError(
+            f"depth {depth} is beyond the longest possible hand ({longest} decisions under "
+            f"these rules); every hand is over by then, so depth {longest} gives the same count"
+        )
     return int(K.perft(game.state, depth, game.combos.table, game.combos.rules_array))
 
 
@@ -640,8 +709,10 @@ def load_records(path: str) -> list[Any]:
     with open(path, "rb") as f:
         data = f.read(MAX_RECORDS_BYTES + 1)
     if len(data) > MAX_RECORDS_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_RECORDS_BYTES >> 20} MB, too large to read as hand records; "
-                         "split it into smaller files")
+        raise ValueError(
+            f"{path} is larger than {MAX_RECORDS_BYTES >> 20} MB, too large to read as hand records; "
+            "split it into smaller files"
+        )
     data = data.removeprefix(codecs.BOM_UTF8)  # Windows editors write one
     if not path.lower().endswith(".jsonl"):  # RECORDS.JSONL too, as rules files are named
         return [_parse_json(data, path)]
@@ -656,8 +727,9 @@ def _parse_json(raw: bytes, where: str) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return RecordError(f"{where} is not valid UTF-8 (byte {raw[err.start:err.start + 1]!r} "
-                           f"at offset {err.start})", None)
+        return RecordError(
+            f"{where} is not valid UTF-8 (byte {raw[err.start : err.start + 1]!r} at offset {err.start})", None
+        )
     if not text.strip(" \t\r"):
         return RecordError(f"{where} is empty; expected a hand record (a JSON object)", None)
     try:
@@ -672,5 +744,16 @@ def _parse_json(raw: bytes, where: str) -> Any:
         return RecordError(f"{where} is not JSON: {err}", None)
 
 
-__all__ = ["Game", "Play", "Trick", "Snapshot", "RecordError", "replay", "perft", "longest_hand", "parse_record",
-           "play_record", "load_records"]
+__all__ = [
+    "Game",
+    "Play",
+    "Trick",
+    "Snapshot",
+    "RecordError",
+    "replay",
+    "perft",
+    "longest_hand",
+    "parse_record",
+    "play_record",
+    "load_records",
+]

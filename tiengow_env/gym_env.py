@@ -29,6 +29,7 @@ episode is dealt from the same generator and the chips carry into the first rewa
 of an episode ``info["episode_chips"]`` gives every seat's chips in it, those carried in
 included, so that the learning seat's entry is the sum of its rewards (over ``reward_scale``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -98,8 +99,15 @@ class TienGowEnv(gym.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
-    def __init__(self, rules: Any = "standard", seat: int = 0, opponents: Any = None, hands: int = 1,
-                 reward_scale: float = 1.0, render_mode: str | None = None):
+    def __init__(
+        self,
+        rules: Any = "standard",
+        seat: int = 0,
+        opponents: Any = None,
+        hands: int = 1,
+        reward_scale: float = 1.0,
+        render_mode: str | None = None,
+    ):
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {short_repr(render_mode)}")
         self.render_mode = render_mode
@@ -132,17 +140,22 @@ class TienGowEnv(gym.Env):
             chosen = dict(opponents)
             unknown = [s for s in chosen if not is_integer(s) or s not in others]  # True == 1 == 1.0: refused
             if unknown:
-                raise ValueError(f"opponents: {short_repr(unknown[0])} is not an opponent's seat; the keys are "
-                                 f"the seats {', '.join(map(str, others))}")
+                raise ValueError(
+                    f"opponents: {short_repr(unknown[0])} is not an opponent's seat; the keys are "
+                    f"the seats {', '.join(map(str, others))}"
+                )
         elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
             if len(opponents) not in (len(others), self.session.players):
-                raise ValueError(f"opponents must list {len(others)} policies (the other seats in order) "
-                                 f"or {self.session.players} (one per seat), got {len(opponents)}")
+                raise ValueError(
+                    f"opponents must list {len(others)} policies (the other seats in order) "
+                    f"or {self.session.players} (one per seat), got {len(opponents)}"
+                )
             seats = others if len(opponents) == len(others) else range(self.session.players)
             chosen = dict(zip(seats, opponents, strict=True))
         else:
-            raise ValueError("opponents must be None, a policy, or a list or dict of policies, "
-                             f"got {type(opponents).__name__}")
+            raise ValueError(
+                f"opponents must be None, a policy, or a list or dict of policies, got {type(opponents).__name__}"
+            )
         out = {}
         for s in others:
             policy = chosen.get(s)
@@ -225,8 +238,9 @@ class TienGowEnv(gym.Env):
             return self._opponents_until_learner(before_first_decision)
         except Exception:
             self._terminated = True
-            self._refusal = ("an opponent's policy failed during the last call, so this episode cannot go on; "
-                             "call reset()")
+            self._refusal = (
+                "an opponent's policy failed during the last call, so this episode cannot go on; call reset()"
+            )
             self._mask.fill(0)
             raise
 
@@ -237,7 +251,7 @@ class TienGowEnv(gym.Env):
             if session.episode_over:
                 if not before_first_decision:
                     return chips
-                self._carried += session.episode_chips[:session.players]
+                self._carried += session.episode_chips[: session.players]
                 session.reset(None)  # the learning seat never decided: deal on
                 continue
             seat = session.to_act
@@ -269,7 +283,7 @@ class TienGowEnv(gym.Env):
     def _info(self) -> dict:
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if self._terminated:
-            info["episode_chips"] = self.session.episode_chips[:self.session.players] + self._carried
+            info["episode_chips"] = self.session.episode_chips[: self.session.players] + self._carried
         return info
 
 

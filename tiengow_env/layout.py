@@ -87,6 +87,7 @@ Scratch sizes: ``legal_actions`` writes at most one entry per action id, so its 
 ``legal_len(C)`` = C + EXTRA_ACTIONS entries; ``decisions`` (perft) lists up to
 MAX_DISCARD_SETS discard multisets besides, ``decisions_len(C)``.
 """
+
 from numba.extending import register_jitable
 
 from .tiles import NUM_TILES, NUM_TYPES
@@ -95,8 +96,25 @@ MAX_SEATS = 4
 MAX_TRICKS = 10  # a deck of at most 32 tiles dealt to at least 3 players
 
 S_HAND, S_DEALT, S_DOWN, S_UP, S_COLS, S_BONUS, S_SETTLE, S_TABLE = 0, 4, 8, 12, 16, 20, 24, 28
-(S_BANKER, S_STREAK, S_PHASE, S_TO_ACT, S_LEADER, S_SIZE, S_BEST, S_BEST_SEAT, S_ACTED, S_OWED,
- S_TRICK, S_DOOMED, S_BANKER_FIRST, S_WINNER, S_DECLARER, S_MULT_LAST, S_MULT_SHUT) = range(32, 49)
+(
+    S_BANKER,
+    S_STREAK,
+    S_PHASE,
+    S_TO_ACT,
+    S_LEADER,
+    S_SIZE,
+    S_BEST,
+    S_BEST_SEAT,
+    S_ACTED,
+    S_OWED,
+    S_TRICK,
+    S_DOOMED,
+    S_BANKER_FIRST,
+    S_WINNER,
+    S_DECLARER,
+    S_MULT_LAST,
+    S_MULT_SHUT,
+) = range(32, 49)
 S_LOG = 50
 LOG_LEADER, LOG_WINNER, LOG_SIZE, LOG_WINNING = range(4)
 LOG_STRIDE = 4
@@ -108,9 +126,29 @@ T_MASK, T_SIZE, T_CLASS, T_STRENGTH, T_BEAT_START, T_BEAT_END, T_STAKE, T_LAST_B
 T_COLS = 9
 STAKE_NONE, STAKE_SUPREME, STAKE_QUARTET = 0, 1, 2
 
-(R_PLAYERS, R_HAND_SIZE, R_PAR, R_DECK, R_COMBOS, R_HEAVEN_LEADS, R_MUST_BEAT, R_EARLY_DEATH,
- R_ZERO_POINTS, R_PAY_OVER_PAR, R_HAND_BANKER, R_STREAK_FACTOR, R_STAKE_SUPREME, R_STAKE_QUARTET,
- R_LAST_BONUS, R_SHUTOUT_BONUS, R_BIG_SIX, R_RED_DOT, R_SINGLE_21, R_SINGLE_42, R_LEAD_BY_TYPE) = range(21)
+(
+    R_PLAYERS,
+    R_HAND_SIZE,
+    R_PAR,
+    R_DECK,
+    R_COMBOS,
+    R_HEAVEN_LEADS,
+    R_MUST_BEAT,
+    R_EARLY_DEATH,
+    R_ZERO_POINTS,
+    R_PAY_OVER_PAR,
+    R_HAND_BANKER,
+    R_STREAK_FACTOR,
+    R_STAKE_SUPREME,
+    R_STAKE_QUARTET,
+    R_LAST_BONUS,
+    R_SHUTOUT_BONUS,
+    R_BIG_SIX,
+    R_RED_DOT,
+    R_SINGLE_21,
+    R_SINGLE_42,
+    R_LEAD_BY_TYPE,
+) = range(21)
 R_LEAD_START = 21
 R_LEAD_IDS = R_LEAD_START + NUM_TYPES + 1
 LEAD_CHUNK = 64  # leads are tested this many at a time, into one int64 bit set

@@ -58,6 +58,7 @@ public sequence of decisions. What they leave out is the order in which o itself
 tiles of one discard face down. That order changes nothing in the game: RULES.md section 8
 counts a discard of n tiles as one decision (one multiset).
 """
+
 from __future__ import annotations
 
 import functools
@@ -70,9 +71,34 @@ from .tiles import NUM_TYPES
 
 # Kernel indices into ``ObservationLayout.offsets`` (the start of each view); the kernels read
 # the offsets through these constants, in this order.
-(O_HAND, O_DOWN, O_UP, O_LEAD, O_BEST, O_BEST_SEAT, O_LEADER, O_TO_ACT, O_SIZE, O_ACTED, O_OWED,
- O_PHASE, O_COLUMNS, O_TILES_LEFT, O_BANKER, O_TRICK, O_CHIPS, O_DOOMED, O_STREAK, O_SIZE_TOTAL,
- O_DEALT, O_TRICK_LEADER, O_TRICK_UP, O_TRICK_DOWN, O_TRICK_COUNT, O_INFO_TOTAL) = range(26)
+(
+    O_HAND,
+    O_DOWN,
+    O_UP,
+    O_LEAD,
+    O_BEST,
+    O_BEST_SEAT,
+    O_LEADER,
+    O_TO_ACT,
+    O_SIZE,
+    O_ACTED,
+    O_OWED,
+    O_PHASE,
+    O_COLUMNS,
+    O_TILES_LEFT,
+    O_BANKER,
+    O_TRICK,
+    O_CHIPS,
+    O_DOOMED,
+    O_STREAK,
+    O_SIZE_TOTAL,
+    O_DEALT,
+    O_TRICK_LEADER,
+    O_TRICK_UP,
+    O_TRICK_DOWN,
+    O_TRICK_COUNT,
+    O_INFO_TOTAL,
+) = range(26)
 NUM_OFFSETS = 26
 
 # The history that the information state needs and the state array does not keep: per trick
@@ -96,21 +122,36 @@ class ObservationLayout:
         """(name, shape, low, high) of each observation view, in vector order."""
         P, T, H = self.players, NUM_TYPES, self.hand_size
         return [
-            ("hand", (T,), 0, 2), ("down", (P, T), 0, 2), ("up", (P, T), 0, 2),
-            ("lead", (T,), 0, 2), ("best", (T,), 0, 2),
-            ("best_seat", (P,), 0, 1), ("leader", (P,), 0, 1), ("to_act", (P,), 0, 1),
-            ("size", (4,), 0, 1), ("acted", (1,), 0, P), ("owed", (1,), 0, 4), ("phase", (4,), 0, 1),
-            ("columns", (P,), 0, H), ("tiles_left", (P,), 0, H), ("banker", (P,), 0, 1),
-            ("trick", (MAX_TRICKS + 1,), 0, 1), ("chips", (P,), -np.inf, np.inf),
-            ("doomed", (1,), 0, 1), ("streak", (1,), 0, np.inf),  # the chips: bounds()
+            ("hand", (T,), 0, 2),
+            ("down", (P, T), 0, 2),
+            ("up", (P, T), 0, 2),
+            ("lead", (T,), 0, 2),
+            ("best", (T,), 0, 2),
+            ("best_seat", (P,), 0, 1),
+            ("leader", (P,), 0, 1),
+            ("to_act", (P,), 0, 1),
+            ("size", (4,), 0, 1),
+            ("acted", (1,), 0, P),
+            ("owed", (1,), 0, 4),
+            ("phase", (4,), 0, 1),
+            ("columns", (P,), 0, H),
+            ("tiles_left", (P,), 0, H),
+            ("banker", (P,), 0, 1),
+            ("trick", (MAX_TRICKS + 1,), 0, 1),
+            ("chips", (P,), -np.inf, np.inf),
+            ("doomed", (1,), 0, 1),
+            ("streak", (1,), 0, np.inf),  # the chips: bounds()
         ]
 
     def information_views(self) -> list[tuple[str, tuple[int, ...], float, float]]:
         """(name, shape, low, high) of each information-state view, in vector order."""
         P, T, K = self.players, NUM_TYPES, MAX_TRICKS
         return self.observation_views() + [
-            ("dealt", (T,), 0, 2), ("trick_leader", (K, P), 0, 1), ("trick_up", (K, P, T), 0, 2),
-            ("trick_down", (K, P, T), 0, 2), ("trick_count", (K, P), 0, 4),
+            ("dealt", (T,), 0, 2),
+            ("trick_leader", (K, P), 0, 1),
+            ("trick_up", (K, P, T), 0, 2),
+            ("trick_down", (K, P, T), 0, 2),
+            ("trick_count", (K, P), 0, 4),
         ]
 
     @functools.cached_property
@@ -123,7 +164,7 @@ class ObservationLayout:
             out[i] = pos
             pos += int(np.prod(shape))
         out[O_SIZE_TOTAL] = pos
-        for i, (_, shape, _, _) in enumerate(self.information_views()[len(self.observation_views()):]):
+        for i, (_, shape, _, _) in enumerate(self.information_views()[len(self.observation_views()) :]):
             out[O_DEALT + i] = pos
             pos += int(np.prod(shape))
         out[O_INFO_TOTAL] = pos
@@ -168,8 +209,10 @@ class ObservationLayout:
         """
         information = vector.shape[-1] == self.information_size
         if not information and vector.shape[-1] != self.size:
-            raise ValueError(f"expected a vector of {self.size} (observation) or {self.information_size} "
-                             f"(information state) floats, got {vector.shape[-1]}")
+            raise ValueError(
+                f"expected a vector of {self.size} (observation) or {self.information_size} "
+                f"(information state) floats, got {vector.shape[-1]}"
+            )
         lead = vector.shape[:-1]
         return {name: vector[..., part].reshape(lead + shape) for name, part, shape in self._slices[information]}
 

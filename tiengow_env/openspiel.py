@@ -34,6 +34,7 @@ One hand, imperfect information, 3 or 4 players, zero-sum in chips, explicit cha
 
 Each state steps one ``Game`` (the public API: ``step``, ``legal_actions``, ``clone``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -87,14 +88,18 @@ def parse_rules(text: object) -> RuleSet:
         try:
             spec = load_json(text)
         except (ValueError, DuplicateKeyError) as err:
-            raise ValueError(f"rules {short_repr(text)} is not a JSON object ({err}); expected e.g. "
-                             '{"preset": "standard", "players": 3}') from None
+            raise ValueError(
+                f"rules {short_repr(text)} is not a JSON object ({err}); expected e.g. "
+                '{"preset": "standard", "players": 3}'
+            ) from None
         if not isinstance(spec, dict):
             raise ValueError(f"rules {short_repr(text)} is not a JSON object of switches")
         return RuleSet.from_spec(spec)
     if text not in PRESETS:
-        raise ValueError(f"unknown rules {short_repr(text)}; expected a preset ({', '.join(PRESETS)}) or a JSON "
-                         'object of switches such as {"preset": "standard", "players": 3}')
+        raise ValueError(
+            f"unknown rules {short_repr(text)}; expected a preset ({', '.join(PRESETS)}) or a JSON "
+            'object of switches such as {"preset": "standard", "players": 3}'
+        )
     return PRESETS[text]
 
 
@@ -112,16 +117,19 @@ class Setup:
         self.rules_text = rules_text
         self.rules = rules = parse_rules(rules_text)
         if not is_integer(banker) or not DICE <= banker < rules.players:
-            raise ValueError(f"banker must be a seat 0..{rules.players - 1}, or {DICE} for the dice; "
-                             f"got {short_repr(banker)}")
+            raise ValueError(
+                f"banker must be a seat 0..{rules.players - 1}, or {DICE} for the dice; got {short_repr(banker)}"
+            )
         self.banker_param = int(banker)
         self.banker = None if banker == DICE else int(banker)
         self.banker_outcomes = dice_outcomes(rules.players)
         self.combos = Game(seed=0, rules=rules).combos
         C = self.combos.num_combos
         self.face_up = rules.discards_face_up
-        self.names = [self.combos.action_name(a) + (" face down" if C <= a < C + NUM_TYPES and not self.face_up
-                                                    else "") for a in range(self.combos.num_actions)]
+        self.names = [
+            self.combos.action_name(a) + (" face down" if C <= a < C + NUM_TYPES and not self.face_up else "")
+            for a in range(self.combos.num_actions)
+        ]
         # the information-state string's short form of each action
         self.tokens = [name.removeprefix("play ").removesuffix(" face down") for name in self.names]
         self.deck = Counter(rules.deck_types)
@@ -158,10 +166,15 @@ class TienGowGame(pyspiel.Game):
         setup = setup_for(params.get("rules", "standard"), params.get("banker", DICE))
         rules = setup.rules
         bound = float(rules.payment_bound())
-        info = pyspiel.GameInfo(num_distinct_actions=setup.combos.num_actions,
-                                max_chance_outcomes=setup.max_chance_outcomes, num_players=rules.players,
-                                min_utility=-bound, max_utility=bound, utility_sum=0.0,
-                                max_game_length=longest_hand(rules))
+        info = pyspiel.GameInfo(
+            num_distinct_actions=setup.combos.num_actions,
+            max_chance_outcomes=setup.max_chance_outcomes,
+            num_players=rules.players,
+            min_utility=-bound,
+            max_utility=bound,
+            utility_sum=0.0,
+            max_game_length=longest_hand(rules),
+        )
         super().__init__(GAME_TYPE, info, params)
         self.setup = setup
 
@@ -182,9 +195,11 @@ class TienGowGame(pyspiel.Game):
         for action in game.history:
             state.apply_action(action)
         replayed = state._hand.game  # copies of a tile may sit on other bits: compare what the tiles say
-        if (replayed.to_act, replayed.columns, replayed.net().tolist()) != (game.to_act, game.columns,
-                                                                             game.net().tolist()) \
-                or any(replayed.hand(s) != game.hand(s) for s in range(game.players)):
+        if (replayed.to_act, replayed.columns, replayed.net().tolist()) != (
+            game.to_act,
+            game.columns,
+            game.net().tolist(),
+        ) or any(replayed.hand(s) != game.hand(s) for s in range(game.players)):
             raise ValueError("the game's decisions do not lead to its state (it was set from outside)")
         return state
 
@@ -192,8 +207,9 @@ class TienGowGame(pyspiel.Game):
         dealt = 1 if self.setup.deals is not None else (self.setup.rules.players - 1) * self.setup.rules.hand_size
         return dealt + (self.setup.banker is None)
 
-    def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None,
-                         params: dict | None = None) -> TienGowObserver:
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict | None = None
+    ) -> TienGowObserver:
         """The information state (``perfect_recall``) or the observation of one seat (module doc)."""
         return TienGowObserver(self.setup, iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
@@ -261,8 +277,9 @@ class _Hand:
             self._start(self.dealing)
 
     def _start(self, deal: list | tuple) -> None:
-        self.game = Game(0, hands=[[NAMES[t] for t in hand] for hand in deal], banker=self.banker,
-                         rules=self.setup.rules)
+        self.game = Game(
+            0, hands=[[NAMES[t] for t in hand] for hand in deal], banker=self.banker, rules=self.setup.rules
+        )
 
     # ------------------------------------------------------------------ decisions
     def apply(self, action: int) -> None:
@@ -357,8 +374,7 @@ class TienGowState(pyspiel.State):
             raise ValueError(f"player must be a seat 0..{hand.setup.rules.players - 1}, got {short_repr(player_id)}")
         seed = int(float(probability_sampler()) * 2**53)
         for draw in range(RESAMPLE_DRAWS):
-            world = sample_worlds(hand.game, 1, seed=seed + draw, workspace=hand.setup.workspace,
-                                     seat=int(player_id))
+            world = sample_worlds(hand.game, 1, seed=seed + draw, workspace=hand.setup.workspace, seat=int(player_id))
             state = self._replay(world[0], int(player_id), seed + draw)
             if state is not None:
                 return state
@@ -422,8 +438,10 @@ class TienGowObserver:
         if params:
             raise ValueError(f"python_tiengow observers take no parameters, got {short_repr(params)}")
         if not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER:
-            raise ValueError("python_tiengow observes one seat with the public information (the default observation "
-                             "or the information state); other IIGObservationTypes are not provided")
+            raise ValueError(
+                "python_tiengow observes one seat with the public information (the default observation "
+                "or the information state); other IIGObservationTypes are not provided"
+            )
         self.setup = setup
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
         layout = setup.layout
@@ -463,18 +481,34 @@ def observation_text(views: dict[str, np.ndarray], seat: int, rules: RuleSet) ->
     phase = ("declare", "lead", "follow", "over")[int(np.argmax(views["phase"]))]
     parts = [f"seat {seat} hand {tiles(views['hand'])}", f"phase {phase}"]
     if phase == "follow":
-        parts.append(f"led {tiles(views['lead'])} by seat {one_hot(views['leader'])}, best {tiles(views['best'])} "
-                     f"by seat {one_hot(views['best_seat'])}")
+        parts.append(
+            f"led {tiles(views['lead'])} by seat {one_hot(views['leader'])}, best {tiles(views['best'])} "
+            f"by seat {one_hot(views['best_seat'])}"
+        )
     if phase != "over":
         parts.append(f"to act seat {one_hot(views['to_act'])}")
     parts.append("up " + " | ".join(tiles(views["up"][(s - seat) % players]) for s in range(players)))
     parts.append(f"own down {tiles(views['down'][0])}")
-    parts += [f"columns {by_seat(views['columns'])}", f"tiles left {by_seat(views['tiles_left'])}",
-              f"chips {by_seat(views['chips'])}", f"banker {one_hot(views['banker'])}"]
+    parts += [
+        f"columns {by_seat(views['columns'])}",
+        f"tiles left {by_seat(views['tiles_left'])}",
+        f"chips {by_seat(views['chips'])}",
+        f"banker {one_hot(views['banker'])}",
+    ]
     return "; ".join(parts)
 
 
 pyspiel.register_game(GAME_TYPE, TienGowGame)
 
-__all__ = ["GAME_NAME", "GAME_TYPE", "DICE", "DEAL_TABLE_LIMIT", "TienGowGame", "TienGowState", "TienGowObserver",
-           "parse_rules", "dice_outcomes", "observation_text"]
+__all__ = [
+    "GAME_NAME",
+    "GAME_TYPE",
+    "DICE",
+    "DEAL_TABLE_LIMIT",
+    "TienGowGame",
+    "TienGowState",
+    "TienGowObserver",
+    "parse_rules",
+    "dice_outcomes",
+    "observation_text",
+]

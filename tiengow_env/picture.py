@@ -13,6 +13,7 @@ One row per seat, top to bottom seat 0..P-1, on green felt:
 The seat to act has a lighter band behind its row. The picture's size depends only on the
 number of seats and the hand size, so every frame of a video has the same shape.
 """
+
 from __future__ import annotations
 
 import functools
@@ -52,7 +53,7 @@ _FACES = {
 
 
 def _fill(image: np.ndarray, top: int, left: int, height: int, width: int, colour: tuple[int, int, int]) -> None:
-    image[top:top + height, left:left + width] = colour
+    image[top : top + height, left : left + width] = colour
 
 
 def _disc(image: np.ndarray, cy: float, cx: float, radius: float, colour: tuple[int, int, int]) -> None:
@@ -60,7 +61,7 @@ def _disc(image: np.ndarray, cy: float, cx: float, radius: float, colour: tuple[
     top, left = max(int(cy - radius), 0), max(int(cx - radius), 0)
     bottom, right = min(int(cy + radius) + 2, image.shape[0]), min(int(cx + radius) + 2, image.shape[1])
     ys, xs = np.mgrid[top:bottom, left:right]
-    inside = (ys + 0.5 - cy) ** 2 + (xs + 0.5 - cx) ** 2 <= radius ** 2
+    inside = (ys + 0.5 - cy) ** 2 + (xs + 0.5 - cx) ** 2 <= radius**2
     image[top:bottom, left:right][inside] = colour
 
 
@@ -133,13 +134,13 @@ def table_picture(state: np.ndarray, players: int, hand_size: int) -> np.ndarray
             _disc(image, centre, MARGIN + MARKER_W / 2 - 2, 5, WINNER)
         for k, tile_type in enumerate(_tiles_of(int(view.hands[seat]))):
             left = MARGIN + MARKER_W + k * STEP
-            image[tile_top:tile_top + TILE_H, left:left + TILE_W] = tile_image(tile_type)
+            image[tile_top : tile_top + TILE_H, left : left + TILE_W] = tile_image(tile_type)
         on_table = 0 if over else int(view.on_table[seat])
         shown = [tile_image(t) for t in _tiles_of(on_table & int(view.up[seat]))]
         shown += [back_image()] * len(_tiles_of(on_table & int(view.down[seat])))
         for k, tile in enumerate(shown):
             left = trick_left + k * STEP
-            image[tile_top:tile_top + TILE_H, left:left + TILE_W] = tile
+            image[tile_top : tile_top + TILE_H, left : left + TILE_W] = tile
         for k in range(int(view.columns[seat])):
             _fill(image, tile_top + 8, columns_left + k * COLUMN_W, TILE_H - 16, COLUMN_W - 2, COLUMN)
     return image

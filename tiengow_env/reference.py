@@ -15,6 +15,7 @@ Representation, chosen for readability over speed:
 
 Public API: ``RefGame`` (decisions / apply / result), ``ref_replay`` and ``ref_perft``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -45,8 +46,9 @@ def _pips(t: int) -> int:
 
 # Strength of a single tile inside its suit (larger is stronger): civil by rank (Heaven 11 ..
 # Red Mallet Six 1), military by pip total, so that the two tiles of one total tie.
-SINGLE_RANK = {t: (len(CIVIL_NAMES) - CIVIL_NAMES.index(NAMES[t]) if t in CIVIL else _pips(t))
-               for t in range(NUM_TYPES)}
+SINGLE_RANK = {
+    t: (len(CIVIL_NAMES) - CIVIL_NAMES.index(NAMES[t]) if t in CIVIL else _pips(t)) for t in range(NUM_TYPES)
+}
 
 # Families (section 1): a civil head and its two military tiles; strength Heaven > ... > Goose.
 FAMILY_MILITARY = {
@@ -108,12 +110,10 @@ def classify(tiles, rules: RuleSet) -> Combo | None:
     """The class and strength of a multiset of tile types under ``rules``, or None when the
     tiles are no combination (RULES.md section 2, and section 9 for combos / civilian_triplets
     and the nines-as-Supreme decks)."""
-    return _classify(tuple(sorted(tiles)), rules.combos, rules.civilian_triplets,
-                     supreme_pair_of(rules))
+    return _classify(tuple(sorted(tiles)), rules.combos, rules.civilian_triplets, supreme_pair_of(rules))
 
 
-def _classify(tiles: tuple[int, ...], combos: str, civilian_triplets: bool,
-              supreme: tuple[int, int]) -> Combo | None:
+def _classify(tiles: tuple[int, ...], combos: str, civilian_triplets: bool, supreme: tuple[int, int]) -> Combo | None:
     n = len(tiles)
     if tiles == supreme:
         return Combo(tiles, "supreme_pair", 0)
@@ -164,8 +164,7 @@ def _classify(tiles: tuple[int, ...], combos: str, civilian_triplets: bool,
 
 def beats(challenger: Combo, best: Combo) -> bool:
     """Section 2: same class and strictly stronger. The Supreme pair beats nothing."""
-    return (challenger.cls == best.cls and challenger.cls != "supreme_pair"
-            and challenger.strength > best.strength)
+    return challenger.cls == best.cls and challenger.cls != "supreme_pair" and challenger.strength > best.strength
 
 
 def sub_multisets(counts: list[int], size: int) -> list[tuple[int, ...]]:
@@ -219,8 +218,9 @@ def check_deal(hands, banker, rules: RuleSet, streak) -> None:
     deck = Counter(rules.deck_types)
     for t in range(NUM_TYPES):
         if held[t] != deck[t]:
-            raise ValueError(f"the hands must use exactly the deck's tiles: they hold {held[t]} x "
-                             f"{NAMES[t]}, the deck has {deck[t]}")
+            raise ValueError(
+                f"the hands must use exactly the deck's tiles: they hold {held[t]} x {NAMES[t]}, the deck has {deck[t]}"
+            )
 
 
 class Trick(NamedTuple):
@@ -235,8 +235,7 @@ class Trick(NamedTuple):
 class RefGame:
     """One hand of Tien Gow, played decision by decision (RULES.md sections 3 to 6)."""
 
-    def __init__(self, hands: list[list[int]], banker: int, rules: RuleSet | str = "standard",
-                 streak: int = 1) -> None:
+    def __init__(self, hands: list[list[int]], banker: int, rules: RuleSet | str = "standard", streak: int = 1) -> None:
         rules = RuleSet.from_spec(rules)
         check_deal(hands, banker, rules, streak)
         self.rules = rules
@@ -268,8 +267,7 @@ class RefGame:
         self.acted = 0
         self.early_death_trick = False
 
-        holders = [s for s in self._seats_from(banker)
-                   if sum(RED_PIPS[t] for t in self.dealt[s]) == 1]
+        holders = [s for s in self._seats_from(banker) if sum(RED_PIPS[t] for t in self.dealt[s]) == 1]
         if holders and rules.one_red_dot == "auto":
             self._declare(holders[0])
         elif holders and rules.one_red_dot == "choice":
@@ -301,8 +299,7 @@ class RefGame:
     def combo(self, tiles: tuple[int, ...]) -> Combo | None:
         """``classify`` under this game's rules, for sorted ``tiles`` (memoised)."""
         if tiles not in self._combo_memo:
-            self._combo_memo[tiles] = _classify(tiles, self.rules.combos,
-                                                self.rules.civilian_triplets, self._supreme)
+            self._combo_memo[tiles] = _classify(tiles, self.rules.combos, self.rules.civilian_triplets, self._supreme)
         return self._combo_memo[tiles]
 
     def _seats_from(self, seat: int) -> list[int]:
@@ -319,8 +316,11 @@ class RefGame:
         return tile
 
     def _beats_available(self, seat: int) -> list[tuple[int, ...]]:
-        return [tiles for tiles in sub_multisets(self.hands[seat], self.size)
-                if (combo := self.combo(tiles)) is not None and beats(combo, self.best)]
+        return [
+            tiles
+            for tiles in sub_multisets(self.hands[seat], self.size)
+            if (combo := self.combo(tiles)) is not None and beats(combo, self.best)
+        ]
 
     def decisions(self) -> set[tuple[str, tuple[int, ...]]]:
         """Legal decisions of the seat to act (empty once the hand is over)."""
@@ -332,8 +332,12 @@ class RefGame:
             return set()  # only reachable inside ref_replay, which applies it itself
         hand = self.hands[self.turn]
         if self.size is None:
-            return {("lead", tiles) for size in range(1, 5) for tiles in sub_multisets(hand, size)
-                    if self.combo(tiles) is not None}
+            return {
+                ("lead", tiles)
+                for size in range(1, 5)
+                for tiles in sub_multisets(hand, size)
+                if self.combo(tiles) is not None
+            }
         beat = {("beat", tiles) for tiles in self._beats_available(self.turn)}
         if beat and self.rules.must_beat_if_able:
             return beat
@@ -401,8 +405,7 @@ class RefGame:
         self.leader = self.turn = leader
         self.size = self.best = self.best_owner = self.lead = None
         self.acted = 0
-        self.early_death_trick = (self.rules.early_death
-                                  and all(sum(hand) == 1 for hand in self.hands))
+        self.early_death_trick = self.rules.early_death and all(sum(hand) == 1 for hand in self.hands)
 
     def _finish_trick(self) -> None:
         winner, size = self.best_owner, self.size
@@ -457,23 +460,33 @@ class RefGame:
         w = self.red_dot_declarer if last is None else last.winner
 
         last_trick = 1
-        if last is not None and rules.last_trick_bonus and (
-                last.winning.cls in ("supreme_pair", "quartet")
-                or last.winning.tiles == (LITTLE_THREE,)):
+        if (
+            last is not None
+            and rules.last_trick_bonus
+            and (last.winning.cls in ("supreme_pair", "quartet") or last.winning.tiles == (LITTLE_THREE,))
+        ):
             last_trick = 2
         shutout = 1
         if rules.shutout_bonus and self.hand_size in self.columns:
             shut = self.columns.index(self.hand_size)
-            exempt = (shut == self.banker and self.banker_first_lead is not None
-                      and self.unbeatable_in_own_eyes(self.banker_first_lead))
+            exempt = (
+                shut == self.banker
+                and self.banker_first_lead is not None
+                and self.unbeatable_in_own_eyes(self.banker_first_lead)
+            )
             shutout = 1 if exempt else 2
         multiplier = last_trick * shutout
 
         # Big Six captures Little Three: L pays every chip owed to W.
         captor_payer = None
-        if (last is not None and rules.big_six_captures and last.size == 1
-                and last.lead.tiles == (LITTLE_THREE,) and last.winning.tiles == (BIG_SIX,)
-                and last.winner != last.leader):
+        if (
+            last is not None
+            and rules.big_six_captures
+            and last.size == 1
+            and last.lead.tiles == (LITTLE_THREE,)
+            and last.winning.tiles == (BIG_SIX,)
+            and last.winner != last.leader
+        ):
             captor_payer = last.leader
 
         settlement = [0] * players
@@ -499,8 +512,10 @@ class RefGame:
                 settlement[seat] -= chips
 
         return {
-            "tricks": [{"leader": t.leader, "winner": t.winner, "size": t.size,
-                        "winning": tile_names(t.winning.tiles)} for t in self.tricks],
+            "tricks": [
+                {"leader": t.leader, "winner": t.winner, "size": t.size, "winning": tile_names(t.winning.tiles)}
+                for t in self.tricks
+            ],
             "columns": list(self.columns),
             "last_trick_winner": w,
             "trick_bonus": list(self.trick_bonus),
@@ -519,12 +534,12 @@ class RefGame:
             raise ValueError(f"wrong seat: seat {self.turn} is to act, not seat {seat}")
         if self.pending_red_dot:
             if verb != "declare":
-                raise ValueError(f"seat {seat} holds One Red Dot and must first declare it or "
-                                 "decline it (one_red_dot: choice)")
+                raise ValueError(
+                    f"seat {seat} holds One Red Dot and must first declare it or decline it (one_red_dot: choice)"
+                )
             return DECLARE if payload else DECLINE
         if verb == "declare":
-            raise ValueError(f"seat {seat} has no One Red Dot to declare "
-                             f"(one_red_dot: {self.rules.one_red_dot})")
+            raise ValueError(f"seat {seat} has no One Red Dot to declare (one_red_dot: {self.rules.one_red_dot})")
         tiles = tuple(sorted(payload))
         forced = self._forced_tile()
         if forced is not None:
@@ -574,6 +589,7 @@ RECORD_KEYS = ("rules", "banker", "hands", "actions", "streak")
 
 def _parse_record(record: object) -> tuple[RefGame, list]:
     """The starting position and the action list of a record (record-level errors only)."""
+
     def refuse(reason: str) -> RecordError:
         return RecordError(f"record: {reason}")
 

@@ -5,6 +5,7 @@ a dict ``{"preset": name, switch: value, ...}`` (as in hand records), a path to 
 file holding such a dict, or a ``RuleSet``. Everything is validated here, once, so that the
 compiled core only ever sees consistent rules.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -117,9 +118,11 @@ class RuleSet:
         streak = int(streak)
         bound = self.payment_bound(streak)
         if bound > INT64_MAX:
-            raise ValueError(f"streak {streak} with banker_streak and trick_bonus_stakes "
-                             f"{list(self.trick_bonus_stakes)} lets one hand pay up to {bound} chips, beyond "
-                             "2^63 - 1 (RULES.md section 8); use a smaller streak or smaller stakes")
+            raise ValueError(
+                f"streak {streak} with banker_streak and trick_bonus_stakes "
+                f"{list(self.trick_bonus_stakes)} lets one hand pay up to {bound} chips, beyond "
+                "2^63 - 1 (RULES.md section 8); use a smaller streak or smaller stakes"
+            )
         return streak
 
     def check_match(self, hands: int) -> int:
@@ -127,9 +130,11 @@ class RuleSet:
         each pays at most ``payment_bound(hands)``); ValueError when int64 cannot hold it."""
         total = hands * self.payment_bound(hands)
         if total > INT64_MAX:
-            raise ValueError(f"a match of {hands} hands with trick_bonus_stakes {list(self.trick_bonus_stakes)} "
-                             f"could pay up to {total} chips, beyond 2^63 - 1 (RULES.md section 8); "
-                             "use fewer hands or smaller stakes")
+            raise ValueError(
+                f"a match of {hands} hands with trick_bonus_stakes {list(self.trick_bonus_stakes)} "
+                f"could pay up to {total} chips, beyond 2^63 - 1 (RULES.md section 8); "
+                "use fewer hands or smaller stakes"
+            )
         return total
 
     def switches(self) -> dict[str, Any]:
@@ -154,21 +159,25 @@ class RuleSet:
         if isinstance(spec, os.PathLike):
             spec = os.fspath(spec)
         if spec is None:
-            raise ValueError("rules may not be null: give a preset name (such as 'standard'), "
-                             "a dict of switches or a file path")
+            raise ValueError(
+                "rules may not be null: give a preset name (such as 'standard'), a dict of switches or a file path"
+            )
         if isinstance(spec, str):
             if spec in PRESETS:
                 return PRESETS[spec]
             if spec.lower().endswith(RULES_SUFFIXES):
                 return cls.from_spec(_load_file(spec))
             if os.path.exists(spec):
-                raise ValueError(f"{short_repr(spec)} is no preset, and a rules file is named "
-                                 f"{', '.join('*' + x for x in RULES_SUFFIXES)}; presets are: {', '.join(PRESETS)}")
+                raise ValueError(
+                    f"{short_repr(spec)} is no preset, and a rules file is named "
+                    f"{', '.join('*' + x for x in RULES_SUFFIXES)}; presets are: {', '.join(PRESETS)}"
+                )
             raise ValueError(f"unknown preset {short_repr(spec)}; presets are: {', '.join(PRESETS)}")
         if isinstance(spec, dict):
             return cls._from_dict(spec)
-        raise ValueError(f"rules must be a preset name, a dict or a file path, got {type(spec).__name__} "
-                         f"{short_repr(spec)}")
+        raise ValueError(
+            f"rules must be a preset name, a dict or a file path, got {type(spec).__name__} {short_repr(spec)}"
+        )
 
     @classmethod
     def _from_dict(cls, spec: dict) -> RuleSet:
@@ -196,8 +205,9 @@ class RuleSet:
         """This RuleSet with every switch checked and written as a preset writes it (tuples, tile
         names high-low), once ``validate()`` passes (ValueError otherwise); named after the
         preset it equals, if it was built by hand (``custom``)."""
-        values = {f.name: _check_value(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
-                  if f.name != "name"}
+        values = {
+            f.name: _check_value(f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "name"
+        }
         rules = dataclasses.replace(self, **values)
         rules.validate()
         same = [name for name, known in PRESETS.items() if known == rules]
@@ -206,13 +216,15 @@ class RuleSet:
     def validate(self) -> None:
         """Refuse combinations of switches that RULES.md does not allow."""
         if self.banker_streak and self.banker_double != "hand_banker":
-            raise ValueError("banker_streak needs banker_double: hand_banker "
-                             f"(got banker_double: {self.banker_double})")
+            raise ValueError(
+                f"banker_streak needs banker_double: hand_banker (got banker_double: {self.banker_double})"
+            )
         if self.civilian_triplets and self.combos != "classic":
             raise ValueError(f"civilian_triplets needs combos: classic (got combos: {self.combos})")
         if isinstance(self.deck, str) and self.deck not in NAMED_DECKS:
-            raise ValueError(f"unknown deck {short_repr(self.deck)}; decks are: {', '.join(NAMED_DECKS)} "
-                             "or a list of tile names")
+            raise ValueError(
+                f"unknown deck {short_repr(self.deck)}; decks are: {', '.join(NAMED_DECKS)} or a list of tile names"
+            )
         types = self.deck_types
         for t in set(types):
             if types.count(t) > COPIES[t]:
@@ -220,13 +232,17 @@ class RuleSet:
         if len(types) == 0 or len(types) % self.players:
             raise ValueError(f"a deck of {len(types)} tiles cannot be dealt evenly to {self.players} players")
         if self.hand_size % 2:
-            raise ValueError(f"a deck of {len(types)} tiles gives {self.players} hands of {self.hand_size}; "
-                             "the hand size must be even")
+            raise ValueError(
+                f"a deck of {len(types)} tiles gives {self.players} hands of {self.hand_size}; "
+                "the hand size must be even"
+            )
         bound = self.payment_bound()
         if bound > INT64_MAX:
-            raise ValueError(f"trick_bonus_stakes {list(self.trick_bonus_stakes)} let one hand pay up to "
-                             f"{bound} chips, beyond 2^63 - 1 (RULES.md section 8); with these rules each "
-                             f"stake may be at most {self._largest_stake()}")
+            raise ValueError(
+                f"trick_bonus_stakes {list(self.trick_bonus_stakes)} let one hand pay up to "
+                f"{bound} chips, beyond 2^63 - 1 (RULES.md section 8); with these rules each "
+                f"stake may be at most {self._largest_stake()}"
+            )
 
     def _largest_stake(self) -> int:
         """The largest stake that keeps ``payment_bound()`` (streak 1) within int64."""
@@ -236,19 +252,20 @@ class RuleSet:
 
 def _check_value(key: str, value: object) -> object:
     if key == "trick_bonus_stakes":  # their size is bounded in RuleSet.validate, with the deck known
-        if (isinstance(value, (list, tuple)) and len(value) == 2
-                and all(type(v) is int and v >= 0 for v in value)):
+        if isinstance(value, (list, tuple)) and len(value) == 2 and all(type(v) is int and v >= 0 for v in value):
             return (int(value[0]), int(value[1]))
-        raise ValueError("trick_bonus_stakes must be two non-negative integers [supreme, quartet], "
-                         f"got {short_repr(value)}")
+        raise ValueError(
+            f"trick_bonus_stakes must be two non-negative integers [supreme, quartet], got {short_repr(value)}"
+        )
     if key == "deck":
         if type(value) is int and value == 32:  # RULES.md section 9 writes this value as the number 32
             return "32"
         if isinstance(value, str):
             if value in NAMED_DECKS:
                 return value
-            raise ValueError(f"unknown deck {short_repr(value)}; decks are: {', '.join(NAMED_DECKS)} "
-                             "or a list of tile names")
+            raise ValueError(
+                f"unknown deck {short_repr(value)}; decks are: {', '.join(NAMED_DECKS)} or a list of tile names"
+            )
         if isinstance(value, (list, tuple)):
             types = [parse_type(n) for n in value]
             return tuple(NAMES[t] for t in sorted(types))
@@ -256,10 +273,14 @@ def _check_value(key: str, value: object) -> object:
     allowed = CHOICES[key]
     # bool is a subclass of int: compare types too, so that `players: true` is refused.
     if not any(type(value) is type(a) and value == a for a in allowed):
-        quote = (f" (YAML reads an unquoted {'on' if value else 'off'} or {str(value).lower()} as a boolean: "
-                 "quote the word)" if isinstance(value, bool) and {"on", "off"} & set(allowed) else "")
-        raise ValueError(f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, "
-                         f"got {short_repr(value)}{quote}")
+        quote = (
+            f" (YAML reads an unquoted {'on' if value else 'off'} or {str(value).lower()} as a boolean: quote the word)"
+            if isinstance(value, bool) and {"on", "off"} & set(allowed)
+            else ""
+        )
+        raise ValueError(
+            f"{key} must be one of {', '.join(json.dumps(a) for a in allowed)}, got {short_repr(value)}{quote}"
+        )
     return value
 
 
@@ -285,6 +306,7 @@ def _load_file(path: str) -> dict:
     try:
         if path.lower().endswith(".toml"):
             import tomllib
+
             data = tomllib.loads(raw.decode())
         elif path.lower().endswith(".json"):
             data = load_json(raw)
@@ -294,21 +316,29 @@ def _load_file(path: str) -> dict:
         raise ValueError(f"rules file {path!r} is not valid: {parse_error_text(err)}") from None
     if not isinstance(data, dict):
         got = "nothing (it is empty)" if data is None else f"a {type(data).__name__} value, {short_repr(data)}"
-        raise ValueError(f"rules file {path!r} must hold a mapping of switches, such as `players: 3` (`{{}}` for "
-                         f"the standard game); it holds {got}")
+        raise ValueError(
+            f"rules file {path!r} must hold a mapping of switches, such as `players: 3` (`{{}}` for "
+            f"the standard game); it holds {got}"
+        )
     return data
 
 
 STANDARD = RuleSet(name="standard")
 PRESETS: dict[str, RuleSet] = {
     "standard": STANDARD,
-    "culin1895": RuleSet(discards_face_up=True, pay_over_par=False, banker_double="hand_banker",
-                         banker_streak=True, last_trick_bonus=False, shutout_bonus=False,
-                         big_six_captures=False, one_red_dot="off", name="culin1895"),
+    "culin1895": RuleSet(
+        discards_face_up=True,
+        pay_over_par=False,
+        banker_double="hand_banker",
+        banker_streak=True,
+        last_trick_bonus=False,
+        shutout_bonus=False,
+        big_six_captures=False,
+        one_red_dot="off",
+        name="culin1895",
+    ),
     "hongkong": RuleSet(banker_double="hand_banker", banker_streak=True, name="hongkong"),
     "three_player": RuleSet(players=3, deck="30_no_supreme", name="three_player"),
-    "micro": RuleSet(deck=("6-6", "6-6", "3-1", "6-3", "5-4", "4-2", "3-2", "2-1"),
-                     one_red_dot="off", name="micro"),
-    "seed001": RuleSet(first_lead="heaven_holder", must_beat_if_able=True, combos="same_suit_any",
-                       name="seed001"),
+    "micro": RuleSet(deck=("6-6", "6-6", "3-1", "6-3", "5-4", "4-2", "3-2", "2-1"), one_red_dot="off", name="micro"),
+    "seed001": RuleSet(first_lead="heaven_holder", must_beat_if_able=True, combos="same_suit_any", name="seed001"),
 }

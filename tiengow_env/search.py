@@ -24,6 +24,7 @@ that differ only in tiles hidden from the seat give the same values for the same
 The kernels are in ``_search_kernels.py``; a ``Workspace`` holds their tables for one rule
 set, so that a bot searching many times allocates them once.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,6 +48,7 @@ class Workspace:
 
     def __init__(self, rules: RuleSet, table_bits: int = TABLE_BITS):
         from .combos import table_for
+
         self.rules = rules
         self.combos = table_for(rules)
         singles = np.empty(NUM_TYPES, dtype=np.int64)
@@ -54,22 +56,25 @@ class Workspace:
         self.tables = SK.Tables(self.combos.table, self.combos.rules_array, singles, bool(rules.discards_face_up))
         depth = SK.MAX_DEPTH + 1
         size = 1 << table_bits
-        self.solver = SK.Solver(states=np.zeros((depth, S_LEN), dtype=np.int64),
-                                moves=np.zeros((depth, self.combos.num_actions), dtype=np.int64),
-                                frames=np.zeros((depth, SK.FRAME), dtype=np.int64),
-                                values=np.zeros((depth, MAX_SEATS + 1), dtype=np.float64),
-                                tt_keys=np.zeros((size, SK.TT_WORDS), dtype=np.int64),
-                                tt_values=np.zeros((size, MAX_SEATS), dtype=np.float64),
-                                tt_stamp=np.zeros(size, dtype=np.int64),
-                                counter=np.zeros(1, dtype=np.int64))
+        self.solver = SK.Solver(
+            states=np.zeros((depth, S_LEN), dtype=np.int64),
+            moves=np.zeros((depth, self.combos.num_actions), dtype=np.int64),
+            frames=np.zeros((depth, SK.FRAME), dtype=np.int64),
+            values=np.zeros((depth, MAX_SEATS + 1), dtype=np.float64),
+            tt_keys=np.zeros((size, SK.TT_WORDS), dtype=np.int64),
+            tt_values=np.zeros((size, MAX_SEATS), dtype=np.float64),
+            tt_stamp=np.zeros(size, dtype=np.int64),
+            counter=np.zeros(1, dtype=np.int64),
+        )
         self._tree = SK.Tree(np.zeros((0, 5), dtype=np.int64), np.zeros((0, 3), dtype=np.float64))
         self.rollouts = 0  # rollouts the PIMC searches of this workspace have played, one per world and action
 
     def tree(self, iterations: int) -> SK.Tree:
         """ISMCTS node arrays for ``iterations`` iterations (one node each, plus the root)."""
         if len(self._tree.links) < iterations + 1:
-            self._tree = SK.Tree(np.zeros((iterations + 1, 5), dtype=np.int64),
-                                 np.zeros((iterations + 1, 3), dtype=np.float64))
+            self._tree = SK.Tree(
+                np.zeros((iterations + 1, 5), dtype=np.int64), np.zeros((iterations + 1, 3), dtype=np.float64)
+            )
         return self._tree
 
 
@@ -98,8 +103,15 @@ def _rng(seed: int) -> np.ndarray:
     return rng
 
 
-def pimc_values(game: Game, samples: int = 32, seed: int = 0, epsilon: float = 0.0, halving: bool = False,
-                paired: bool = False, workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+def pimc_values(
+    game: Game,
+    samples: int = 32,
+    seed: int = 0,
+    epsilon: float = 0.0,
+    halving: bool = False,
+    paired: bool = False,
+    workspace: Workspace | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(legal actions, mean chips of the acting seat after each) over ``samples`` worlds per
     action; with ``halving`` the same rollouts are spent by sequential halving, and each
     action's mean is over the worlds it was played in."""
@@ -107,10 +119,17 @@ def pimc_values(game: Game, samples: int = 32, seed: int = 0, epsilon: float = 0
     return actions, values
 
 
-def pimc_details(game: Game, samples: int = 32, seed: int = 0, epsilon: float = 0.0, halving: bool = False,
-                 paired: bool = False, bonus: np.ndarray | None = None,
-                 worlds: tuple[np.ndarray, np.ndarray] | None = None,
-                 workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def pimc_details(
+    game: Game,
+    samples: int = 32,
+    seed: int = 0,
+    epsilon: float = 0.0,
+    halving: bool = False,
+    paired: bool = False,
+    bonus: np.ndarray | None = None,
+    worlds: tuple[np.ndarray, np.ndarray] | None = None,
+    workspace: Workspace | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """``pimc_values`` and the index of the action the search prefers: the best mean plus
     ``bonus`` (chips per legal action, in the order of ``game.legal_actions()``; none by
     default), or with ``halving`` the last one in the race, ranked the same way in every round.
@@ -123,10 +142,12 @@ def pimc_details(game: Game, samples: int = 32, seed: int = 0, epsilon: float = 
         bonus = np.zeros(len(actions))
     bonus = np.asarray(bonus, dtype=np.float64)
     if bonus.shape != actions.shape or not np.all(np.isfinite(bonus)):
-        raise ValueError(f"bonus must hold a finite number for each of the {len(actions)} legal actions, "
-                         f"got shape {bonus.shape}")
-    out = SK.PimcOut(np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64),
-                     np.zeros(len(actions), dtype=np.int64))
+        raise ValueError(
+            f"bonus must hold a finite number for each of the {len(actions)} legal actions, got shape {bonus.shape}"
+        )
+    out = SK.PimcOut(
+        np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64), np.zeros(len(actions), dtype=np.int64)
+    )
     settings = SK.PimcSettings(samples, float(epsilon), bool(halving), bool(paired))
     SK.pimc_values(game.state, game.to_act, actions, bonus, settings, _pool(worlds), ws.tables, _rng(seed), out)
     ws.rollouts += int(out.worlds.sum())  # the kernel counts each action's worlds: what tiengow bench reads
@@ -140,8 +161,10 @@ def _pool(worlds: tuple[np.ndarray, np.ndarray] | None) -> SK.Worlds:
     states, weights = (np.asarray(part) for part in worlds)
     weights = weights.astype(np.float64)
     if states.ndim != 2 or states.shape[1] != S_LEN or weights.shape != (len(states),) or not len(states):
-        raise ValueError(f"worlds must be (states, weights): states of shape (N, {S_LEN}) and one weight each, "
-                         f"N >= 1; got shapes {states.shape} and {weights.shape}")
+        raise ValueError(
+            f"worlds must be (states, weights): states of shape (N, {S_LEN}) and one weight each, "
+            f"N >= 1; got shapes {states.shape} and {weights.shape}"
+        )
     if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
         raise ValueError("world weights must be finite, >= 0 and not all 0")
     cdf = np.cumsum(weights / weights.sum())
@@ -174,9 +197,15 @@ def location_log_weights(worlds: np.ndarray, seat: int, players: int, logits: np
     return log_weights
 
 
-def ismcts_values(game: Game, iterations: int = 1000, exploration: float = 1.2, scale: float = 20.0,
-                  seed: int = 0, epsilon: float = 0.0,
-                  workspace: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ismcts_values(
+    game: Game,
+    iterations: int = 1000,
+    exploration: float = 1.2,
+    scale: float = 20.0,
+    seed: int = 0,
+    epsilon: float = 0.0,
+    workspace: Workspace | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(root actions, visits, mean chips of the acting seat) of an ISMCTS search.
 
     ``exploration`` is UCB1's constant on rewards of chips / ``scale``. Actions the search
@@ -207,11 +236,12 @@ def endgame_values(game: Game, workspace: Workspace | None = None) -> tuple[np.n
     ws.solver.states[0] = game.state
     ws.solver.counter[0] += 1
     nodes = SK.solve_endgame(ws.solver, ws.solver.counter[0], game.combos.table, game.combos.rules_array)
-    return ws.solver.values[0, :game.players].copy(), int(nodes)
+    return ws.solver.values[0, : game.players].copy(), int(nodes)
 
 
-def sample_worlds(game: Game, samples: int, seed: int = 0, workspace: Workspace | None = None,
-                  seat: int | None = None) -> np.ndarray:
+def sample_worlds(
+    game: Game, samples: int, seed: int = 0, workspace: Workspace | None = None, seat: int | None = None
+) -> np.ndarray:
     """``samples`` worlds for the acting seat, or ``seat`` (any seat: OpenSpiel resamples for any
     player), states (samples, S_LEN), drawn as the searches draw them."""
     if game.is_over:

@@ -16,6 +16,7 @@ and the two validating halves of kernels that own state arrays: ``game.py`` (``G
 ``search.py``. Compiled code elsewhere (the CFR kernels of the agents and trainers) reads the
 state through the compiled readers of ``_state_kernels.py``. ``tests/test_layers.py`` checks it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,7 +43,7 @@ class StateView:
         self.players = players
 
     def _seats(self, start: int) -> np.ndarray:
-        return self._state[start:start + self.players]
+        return self._state[start : start + self.players]
 
     # ------------------------------------------------------------------ per seat, (players,) int64
     @property
@@ -143,7 +144,7 @@ class StateView:
         """int64 (tricks_done, 4), one row per completed trick: its leader, winner, size (tiles
         per player) and winning combination id (read-only)."""
         start = L.S_LOG
-        return self._state[start:start + L.LOG_STRIDE * self.tricks_done].reshape(-1, L.LOG_STRIDE)
+        return self._state[start : start + L.LOG_STRIDE * self.tricks_done].reshape(-1, L.LOG_STRIDE)
 
     # ------------------------------------------------------------------ the trick in play
     @property
@@ -186,8 +187,10 @@ class StateView:
         return None if value < 0 else bool(value)
 
     def __repr__(self) -> str:
-        return (f"StateView(phase={self.phase!r}, banker={self.banker}, to_act={self.to_act}, "
-                f"tricks_done={self.tricks_done}, columns={self.columns.tolist()})")
+        return (
+            f"StateView(phase={self.phase!r}, banker={self.banker}, to_act={self.to_act}, "
+            f"tricks_done={self.tricks_done}, columns={self.columns.tolist()})"
+        )
 
 
 __all__ = ["StateView", "PHASES", "STATE_LEN"]

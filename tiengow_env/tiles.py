@@ -15,6 +15,7 @@ of each type it contains (copy 0 before copy 1); ``canonical()`` maps any hand t
 canonical mask with the same multiset of types, which is what combination masks are
 compared against.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,13 +27,50 @@ NUM_CIVIL = 11
 NUM_TILES = 32
 
 NAMES: tuple[str, ...] = (
-    "6-6", "1-1", "4-4", "3-1", "5-5", "3-3", "2-2", "6-5", "6-4", "6-1", "5-1",
-    "6-3", "5-4", "6-2", "5-3", "5-2", "4-3", "4-2", "4-1", "3-2", "2-1",
+    "6-6",
+    "1-1",
+    "4-4",
+    "3-1",
+    "5-5",
+    "3-3",
+    "2-2",
+    "6-5",
+    "6-4",
+    "6-1",
+    "5-1",
+    "6-3",
+    "5-4",
+    "6-2",
+    "5-3",
+    "5-2",
+    "4-3",
+    "4-2",
+    "4-1",
+    "3-2",
+    "2-1",
 )
 CHINESE: tuple[str, ...] = (
-    "Heaven", "Earth", "Man", "Goose", "Plum", "Long Three", "Bench", "Tiger Head",
-    "Red-Head Ten", "Long-Leg Seven", "Red Mallet Six",
-    "Nine", "Nine", "Eight", "Eight", "Seven", "Seven", "Big Six", "Five", "Five", "Little Three",
+    "Heaven",
+    "Earth",
+    "Man",
+    "Goose",
+    "Plum",
+    "Long Three",
+    "Bench",
+    "Tiger Head",
+    "Red-Head Ten",
+    "Long-Leg Seven",
+    "Red Mallet Six",
+    "Nine",
+    "Nine",
+    "Eight",
+    "Eight",
+    "Seven",
+    "Seven",
+    "Big Six",
+    "Five",
+    "Five",
+    "Little Three",
 )
 TYPE_OF_NAME: dict[str, int] = {name: t for t, name in enumerate(NAMES)}
 
@@ -104,8 +142,7 @@ def _make_bits() -> tuple[np.ndarray, np.ndarray]:
 
 
 TYPE_BITS, TILE_TYPE = _make_bits()
-TYPE_MASK = np.array([sum(1 << int(b) for b in TYPE_BITS[t] if b >= 0) for t in range(NUM_TYPES)],
-                     dtype=np.uint32)
+TYPE_MASK = np.array([sum(1 << int(b) for b in TYPE_BITS[t] if b >= 0) for t in range(NUM_TYPES)], dtype=np.uint32)
 FULL_DECK = np.uint32(0xFFFFFFFF)
 # Bits of copy 0 of the civil types: canonicalisation works on these pairs.
 CIVIL_LOW = np.uint32(sum(1 << (2 * t) for t in range(NUM_CIVIL)))

@@ -8,6 +8,7 @@ seen: every face-up play, every discard as "a tile went down" (its own discards,
 discards under ``discards_face_up``, with the tile). Forced early-death discards are not
 decisions and carry no information (they follow from public facts), so they are left out.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,6 +28,7 @@ HIDDEN = -1
 
 def distinct_deals(rules: RuleSet) -> Iterator[tuple[tuple[int, ...], ...]]:
     """Every distinct deal of the deck, as one sorted tuple of tile types per seat."""
+
     def split(pool: tuple[int, ...], seats: int) -> Iterator[tuple[tuple[int, ...], ...]]:
         if seats == 1:
             yield (pool,)
@@ -84,8 +86,13 @@ class TreeTooLarge(ValueError):
     """The walk passed its budget of decision nodes."""
 
 
-def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None, max_nodes: int | None = None,
-               on_deal: Callable[[], None] | None = None) -> dict:
+def tree_stats(
+    rules: RuleSet,
+    banker: int = 0,
+    max_deals: int | None = None,
+    max_nodes: int | None = None,
+    on_deal: Callable[[], None] | None = None,
+) -> dict:
     """Deals, decision nodes, terminal nodes and information sets per seat (see module doc),
     over every distinct deal or the first ``max_deals``. ``TreeTooLarge`` as soon as the walk
     passes ``max_nodes`` decision nodes; ``on_deal`` is called after each deal."""
@@ -111,8 +118,7 @@ def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None, ma
     def _view(history: tuple, seat: int) -> tuple:
         if rules.discards_face_up:
             return history
-        return tuple((s, a if (s == seat or not is_discard(a, combos)) else HIDDEN)
-                     for s, a in history)
+        return tuple((s, a if (s == seat or not is_discard(a, combos)) else HIDDEN) for s, a in history)
 
     for deal in distinct_deals(rules):
         if max_deals is not None and counts["deals"] >= max_deals:
@@ -122,5 +128,9 @@ def tree_stats(rules: RuleSet, banker: int = 0, max_deals: int | None = None, ma
         walk(Game(hands=hands, banker=banker, rules=rules), (), deal)
         if on_deal is not None:
             on_deal()
-    return {**counts, "banker": banker, "infosets_per_seat": [len(s) for s in infosets],
-            "infosets": sum(len(s) for s in infosets)}
+    return {
+        **counts,
+        "banker": banker,
+        "infosets_per_seat": [len(s) for s in infosets],
+        "infosets": sum(len(s) for s in infosets),
+    }

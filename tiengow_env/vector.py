@@ -31,6 +31,7 @@ has moved.
 ``random_actions()`` draws a uniformly random legal action per env in compiled code, from
 per-env generators seeded (by numpy) from ``seed`` and kept apart from the deals.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -55,8 +56,9 @@ def env_seed(seed: int, index: int) -> int:
 class VectorEnv:
     """N Tien Gow environments in one compiled loop, with auto-reset (module docstring)."""
 
-    def __init__(self, num_envs: int, rules: Any = "standard", seed: int | None = 0, hands: int = 1,
-                 reward_scale: float = 1.0):
+    def __init__(
+        self, num_envs: int, rules: Any = "standard", seed: int | None = 0, hands: int = 1, reward_scale: float = 1.0
+    ):
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {short_repr(num_envs)}")
         if type(hands) is not int or hands < 1:
@@ -92,11 +94,21 @@ class VectorEnv:
         # The kernels' arguments, bundled once (_kernels.py, "vector env").
         self._envs = K.VectorEnvs(self.states, self._rngs, self._pending, self._hands_done, self._running)
         self._tables = K.VectorTables(self.combos.table, self.combos.rules_array, self._offsets)
-        self._work = K.VectorScratch(np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64),
-                                     np.zeros(L.MAX_SEATS, dtype=np.int64), np.zeros(L.REPORT_LEN, dtype=np.int64),
-                                     np.zeros(L.HISTORY_LEN, dtype=np.int64))
-        self._out = K.VectorOutputs(self.observation, self.action_mask, self.legal_actions, self.to_act, self.rewards,
-                                    self.terminated, self.episode_net)
+        self._work = K.VectorScratch(
+            np.zeros(L.legal_len(self.combos.num_combos), dtype=np.int64),
+            np.zeros(L.MAX_SEATS, dtype=np.int64),
+            np.zeros(L.REPORT_LEN, dtype=np.int64),
+            np.zeros(L.HISTORY_LEN, dtype=np.int64),
+        )
+        self._out = K.VectorOutputs(
+            self.observation,
+            self.action_mask,
+            self.legal_actions,
+            self.to_act,
+            self.rewards,
+            self.terminated,
+            self.episode_net,
+        )
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,8 +119,9 @@ class VectorEnv:
         if reseed:
             seed = check_seed(seed)  # as Game(seed=...) takes it
             seeds[:] = np.uint64(env_seed(seed, 0)) + np.arange(self.num_envs, dtype=np.uint64)  # wraps mod 2**64
-            self._action_rngs[:] = np.random.default_rng(seed).integers(
-                1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
+            self._action_rngs[:] = (
+                np.random.default_rng(seed).integers(1, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
+            )
         K.vector_reset(*self._envs, reseed, seeds, *self._tables, self._face_up, *self._work, *self._out)
         self.rewards[:] = 0
         self.terminated[:] = False
@@ -119,12 +132,21 @@ class VectorEnv:
         to_act, rewards, terminated), the env's own arrays (module docstring)."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
-                             f"got {actions.dtype} {actions.shape}")
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
         self._actions[:] = actions
         # The fields one by one: a tuple argument doubles numba's dispatch cost (_kernels.py).
-        bad = K.vector_step(*self._envs, self._actions, *self._tables, self._face_up, self.hands, self.reward_scale,
-                            *self._work, *self._out)
+        bad = K.vector_step(
+            *self._envs,
+            self._actions,
+            *self._tables,
+            self._face_up,
+            self.hands,
+            self.reward_scale,
+            *self._work,
+            *self._out,
+        )
         if bad >= 0:
             raise ValueError(self._illegal_message(bad, int(actions[bad])))
         return self.observation, self.action_mask, self.to_act, self.rewards, self.terminated
@@ -134,10 +156,16 @@ class VectorEnv:
         ``out``, if given, is that array to fill."""
         if out is None:
             out = np.empty(self.num_envs, dtype=np.int64)
-        elif (not isinstance(out, np.ndarray) or out.dtype != np.int64 or out.shape != (self.num_envs,)
-              or not out.flags.writeable):
-            raise ValueError(f"out must be a writeable int64 array of shape ({self.num_envs},), got "
-                             + (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__))
+        elif (
+            not isinstance(out, np.ndarray)
+            or out.dtype != np.int64
+            or out.shape != (self.num_envs,)
+            or not out.flags.writeable
+        ):
+            raise ValueError(
+                f"out must be a writeable int64 array of shape ({self.num_envs},), got "
+                + (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__)
+            )
         K.random_legal_actions(self.legal_actions, self._action_rngs, out)
         return out
 
@@ -147,8 +175,10 @@ class VectorEnv:
 
     def _illegal_message(self, env_index: int, action: int) -> str:
         legal = np.flatnonzero(self.action_mask[env_index])
-        return (f"env {env_index}: action {action} ({self.action_name(action)}) is not legal for seat "
-                f"{int(self.to_act[env_index])}; legal: {legal_list(legal, self.action_name)}")
+        return (
+            f"env {env_index}: action {action} ({self.action_name(action)}) is not legal for seat "
+            f"{int(self.to_act[env_index])}; legal: {legal_list(legal, self.action_name)}"
+        )
 
 
 __all__ = ["VectorEnv", "env_seed"]

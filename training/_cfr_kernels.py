@@ -20,6 +20,7 @@ References:
   [L09]  Lanctot, Waugh, Zinkevich, Bowling. Monte Carlo Sampling for Regret Minimization in
          Extensive Games. NIPS 2009.
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -49,31 +50,31 @@ from tiengow_env.state import STATE_LEN
 class CfrScratch(NamedTuple):
     """Scratch of ``cfr_pass``: per slot, then per node (float64)."""
 
-    sigma: np.ndarray        # (S,): the current strategy
-    reach_self: np.ndarray   # (N,): the traverser's reach
+    sigma: np.ndarray  # (S,): the current strategy
+    reach_self: np.ndarray  # (N,): the traverser's reach
     reach_other: np.ndarray  # (N,): the reach of chance and the other seats
-    value: np.ndarray        # (N,): the traverser's value
+    value: np.ndarray  # (N,): the traverser's value
 
 
 class ResponseScratch(NamedTuple):
     """Scratch of ``best_response_value`` (float64)."""
 
-    reach: np.ndarray         # (N,): the reach of chance and the other seats
-    value: np.ndarray         # (N,): the best response's value
+    reach: np.ndarray  # (N,): the reach of chance and the other seats
+    value: np.ndarray  # (N,): the best response's value
     action_value: np.ndarray  # (S,): per slot, the value of its action summed over the set
 
 
 class TraversalScratch(NamedTuple):
     """Scratch of ``game_traversal``, one row per open frame (``depth_max`` rows)."""
 
-    legal: np.ndarray    # int64 (legal_len(C),): legal_actions' list
-    state: np.ndarray    # int64 (STATE_LEN,): the state being played
-    frames: np.ndarray   # int64 (depth_max, STATE_LEN): the state of each open decision
-    keys: np.ndarray     # int64 (depth_max,): its bucket
+    legal: np.ndarray  # int64 (legal_len(C),): legal_actions' list
+    state: np.ndarray  # int64 (STATE_LEN,): the state being played
+    frames: np.ndarray  # int64 (depth_max, STATE_LEN): the state of each open decision
+    keys: np.ndarray  # int64 (depth_max,): its bucket
     options: np.ndarray  # int64 (depth_max, NUM_ABSTRACT): its concrete options
-    sigma: np.ndarray    # float64 (depth_max, NUM_ABSTRACT): its strategy
-    values: np.ndarray   # float64 (depth_max, NUM_ABSTRACT): the values of the options explored
-    next: np.ndarray     # int64 (depth_max,): the next option to try
+    sigma: np.ndarray  # float64 (depth_max, NUM_ABSTRACT): its strategy
+    values: np.ndarray  # float64 (depth_max, NUM_ABSTRACT): the values of the options explored
+    next: np.ndarray  # int64 (depth_max,): the next option to try
 
 
 # ============================================================================ regret matching
@@ -290,8 +291,9 @@ def sample_slot(sigma, offset, size, rng):
 
 
 @njit(cache=True)
-def tree_traversal(root, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values,
-                   scratch_frames):
+def tree_traversal(
+    root, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values, scratch_frames
+):
     """External sampling [L09 section 3.2, Algorithm 1]: one sampled traversal from ``root``.
 
     At the traverser's nodes every action is explored and the sampled counterfactual regret
@@ -367,8 +369,9 @@ def es_mccfr_tree(first_iteration, iterations, linear, root_cdf, tree, regret, s
                     hi = mid
                 else:
                     lo = mid + 1
-            tree_traversal(lo, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values,
-                           scratch_frames)
+            tree_traversal(
+                lo, traverser, weight, tree, regret, strategy_sum, rng, scratch_sigma, scratch_values, scratch_frames
+            )
 
 
 # ============================================================================ ES-MCCFR, full game
@@ -414,8 +417,16 @@ def game_traversal(start, traverser, weight, single_of_type, table, rules, regre
     options, strategy, the values of the options explored so far and the next option to try
     (``work``, a TraversalScratch).
     """
-    scratch, scratch_state, scratch_frames, scratch_keys, scratch_options, scratch_sigma, scratch_values, \
-        scratch_next = work
+    (
+        scratch,
+        scratch_state,
+        scratch_frames,
+        scratch_keys,
+        scratch_options,
+        scratch_sigma,
+        scratch_values,
+        scratch_next,
+    ) = work
     state = scratch_state
     state[:] = start
     sigma = np.empty(NUM_ABSTRACT, dtype=np.float64)
@@ -508,4 +519,3 @@ def es_mccfr_game(first_iteration, iterations, linear, table, rules, single_of_t
         for traverser in range(players):
             game_traversal(start, traverser, weight, single_of_type, table, rules, regret, strategy_sum, rng, work)
     return 0
-

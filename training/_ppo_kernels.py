@@ -13,6 +13,7 @@ Each decision d of the buffer gets ``reward[d]`` = the chips paid to its seat fr
 up to (not including) the seat's next decision, ``next_decision[d]`` = that next decision of the
 same seat in the same env (-1 if none yet), and ``done[d]`` = the episode ended before it.
 """
+
 from __future__ import annotations
 
 from numba import njit

@@ -19,6 +19,7 @@ Policy files are those the ``cfr`` agent plays (``tiengow.agents.cfr``: the form
 writer ``save_policy`` and its reader ``load_policy``, re-exported here): runs write them
 through that one definition, so every policy that ``tiengow nashconv`` accepts also plays.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,16 +103,18 @@ class CfrConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         # type(), so that true is refused as the policy file's loader refuses a bool banker
         if type(self.banker) is not int or not 0 <= self.banker < rules.players:
-            raise ValueError(f"banker must be a seat, a whole number from 0 to {rules.players - 1}, "
-                             f"got {self.banker!r}")
+            raise ValueError(
+                f"banker must be a seat, a whole number from 0 to {rules.players - 1}, got {self.banker!r}"
+            )
         if type(self.eval_deals) is not int or self.eval_deals < 0:
             raise ValueError(f"eval_deals must be an integer >= 0, got {self.eval_deals!r}")
         if type(self.delay) is not int or self.delay < 0:
             raise ValueError(f"delay must be an integer >= 0, got {self.delay!r}")
         for name in ("seconds", "target_ratio"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not 0 < value < math.inf):  # also refuses nan
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf
+            ):  # also refuses nan
                 raise ValueError(f"{name} must be a finite number > 0 or null, got {value!r}")
         if not isinstance(self.linear, bool):
             raise ValueError(f"linear must be true or false, got {self.linear!r}")
@@ -123,8 +126,12 @@ class CfrConfig:
 
 
 # ============================================================================ training
-def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, dict], None] | None = None,
-          notice: Callable[[str], None] | None = None) -> dict:
+def train(
+    config: CfrConfig,
+    out: str | None = None,
+    progress: Callable[[int, dict], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> dict:
     """Run ``config``, write the policy file (``out`` or ``config.out``) and return a summary
     with the measured curve and the ``log_dir`` logged to. ``progress(iterations_done,
     last_measurement)`` is called after each chunk of ``log_every`` iterations."""
@@ -139,8 +146,12 @@ def train(config: CfrConfig, out: str | None = None, progress: Callable[[int, di
         log.close()
 
 
-def _run_in_chunks(config: CfrConfig, run: Callable[[int], None], measure: Callable[[dict], bool],
-                   progress: Callable[[int, dict], None] | None) -> tuple[list[dict], int, float, int | None]:
+def _run_in_chunks(
+    config: CfrConfig,
+    run: Callable[[int], None],
+    measure: Callable[[dict], bool],
+    progress: Callable[[int, dict], None] | None,
+) -> tuple[list[dict], int, float, int | None]:
     """``run(n)`` iterations in chunks of ``log_every``; after each, ``measure(point)`` adds its
     figures to the curve point and says whether the target is reached. Stops there, at
     ``iterations``, or once ``seconds`` of training have passed, or at SIGINT or SIGTERM after the
@@ -166,10 +177,12 @@ def _run_in_chunks(config: CfrConfig, run: Callable[[int], None], measure: Calla
     return curve, done, train_seconds, stop.signal
 
 
-def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
-                   progress: Callable[[int, dict], None] | None) -> dict:
+def _train_tabular(
+    config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog, progress: Callable[[int, dict], None] | None
+) -> dict:
     from .cfr_tabular import TabularCFR, build_tree, nash_conv
     from .mccfr import TreeMCCFR
+
     start = time.perf_counter()
     tree = build_tree(rules, config.banker)
     uniform = nash_conv(tree, tree.uniform_policy())["nash_conv"]
@@ -195,19 +208,31 @@ def _train_tabular(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
 
     curve, done, train_seconds, stopped = _run_in_chunks(config, run, measure, progress)
     policy = solver.average_policy()
-    meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
-            "iterations": done, "seconds": round(train_seconds, 3), "build_seconds": round(build_seconds, 3),
-            "seed": config.seed, "nash_conv": curve[-1]["nash_conv"], "uniform_nash_conv": uniform,
-            "infosets": tree.num_infosets, "curve": curve}
-    save_policy(out, "tabular", meta, policy=policy, fingerprint=np.array(tree.fingerprint()),
-                banker=np.array(tree.banker))
+    meta = {
+        "algorithm": config.algorithm,
+        "rules": rules.switches(),
+        "rules_name": rules.name,
+        "iterations": done,
+        "seconds": round(train_seconds, 3),
+        "build_seconds": round(build_seconds, 3),
+        "seed": config.seed,
+        "nash_conv": curve[-1]["nash_conv"],
+        "uniform_nash_conv": uniform,
+        "infosets": tree.num_infosets,
+        "curve": curve,
+    }
+    save_policy(
+        out, "tabular", meta, policy=policy, fingerprint=np.array(tree.fingerprint()), banker=np.array(tree.banker)
+    )
     _raise_if_stopped(stopped, done, out)
     return {"out": out, **meta}
 
 
-def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
-                    progress: Callable[[int, dict], None] | None) -> dict:
+def _train_abstract(
+    config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog, progress: Callable[[int, dict], None] | None
+) -> dict:
     from .mccfr import GameMCCFR
+
     solver = GameMCCFR(rules, seed=config.seed, linear=config.linear)
 
     def measure(point: dict) -> bool:
@@ -216,8 +241,9 @@ def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
         log.add("charts/buckets", len(keys), point["iteration"])
         if config.eval_deals:
             for opponent in config.eval_opponents:
-                mean, half = evaluate_abstract(keys, rows, config.act, rules, opponent, config.eval_deals,
-                                               seed=config.seed + 1)
+                mean, half = evaluate_abstract(
+                    keys, rows, config.act, rules, opponent, config.eval_deals, seed=config.seed + 1
+                )
                 point[f"chips_vs_{opponent}"] = mean
                 point[f"ci95_vs_{opponent}"] = half
                 log.add(f"charts/chips_vs_{opponent}", mean, point["iteration"])
@@ -225,9 +251,16 @@ def _train_abstract(config: CfrConfig, rules: RuleSet, out: str, log: ScalarLog,
 
     curve, done, train_seconds, stopped = _run_in_chunks(config, solver.run, measure, progress)
     keys, rows = solver.average_policy()
-    meta = {"algorithm": config.algorithm, "rules": rules.switches(), "rules_name": rules.name,
-            "iterations": done, "seconds": round(train_seconds, 3), "seed": config.seed,
-            "buckets": int(len(keys)), "curve": curve}
+    meta = {
+        "algorithm": config.algorithm,
+        "rules": rules.switches(),
+        "rules_name": rules.name,
+        "iterations": done,
+        "seconds": round(train_seconds, 3),
+        "seed": config.seed,
+        "buckets": int(len(keys)),
+        "curve": curve,
+    }
     save_policy(out, "abstract", meta, keys=keys, probabilities=rows, act=np.array(config.act))
     _raise_if_stopped(stopped, done, out)
     return {"out": out, **meta}
@@ -237,19 +270,36 @@ def _raise_if_stopped(signal_number: int | None, done: int, out: str) -> None:
     """After a signal: the average strategy so far is written (it plays and ``tiengow nashconv``
     reads it); a CFR run does not resume (its regrets and strategy sums are not kept)."""
     if signal_number is not None:
-        raise Interrupted(signal_number, f"after {done:,} iterations (the average strategy so far is written; a "
-                          "CFR run does not resume: start a new one with more iterations)", out, None)
+        raise Interrupted(
+            signal_number,
+            f"after {done:,} iterations (the average strategy so far is written; a "
+            "CFR run does not resume: start a new one with more iterations)",
+            out,
+            None,
+        )
 
 
-def evaluate_abstract(keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleSet, opponent: str, deals: int,
-                      seed: int = 0) -> tuple[float, float]:
+def evaluate_abstract(
+    keys: np.ndarray, rows: np.ndarray, act: str, rules: RuleSet, opponent: str, deals: int, seed: int = 0
+) -> tuple[float, float]:
     """Duplicate evaluation (as ``agents.arena.evaluate``) of an in-memory abstract policy against
     copies of ``opponent``: (mean chips per hand, 95% half-width)."""
     from tiengow.agents.arena import mean_and_half_width, play_deals
+
     candidate = CfrAgent(rules, 0, keys, rows, sample=act == "sample")
     opponents = [make_agent(opponent, rules) for _ in range(rules.players)]
     return mean_and_half_width(play_deals(candidate, opponents, rules, seed, 0, deals)[:, :, 0].mean(axis=1))
 
 
-__all__ = ["CfrConfig", "train", "save_policy", "load_policy", "tabular_policy_for", "evaluate_abstract",
-           "ScalarLog", "ALGORITHMS", "FORMAT", "VERSION"]
+__all__ = [
+    "CfrConfig",
+    "train",
+    "save_policy",
+    "load_policy",
+    "tabular_policy_for",
+    "evaluate_abstract",
+    "ScalarLog",
+    "ALGORITHMS",
+    "FORMAT",
+    "VERSION",
+]

@@ -16,6 +16,7 @@ NashConv [Lanctot et al. 2017, "A Unified Game-Theoretic Approach to Multiagent 
     NashConv(pi) = sum_i ( max_{pi_i'} u_i(pi_i', pi_{-i}) - u_i(pi) ),
 each seat's best response taken against the other seats' (average) strategies.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -90,9 +91,21 @@ def nash_conv(tree: GameTree, policy: np.ndarray) -> dict:
     values = policy_values(tree, policy)
     br = np.array([best_response(tree, policy, seat)[0] for seat in range(tree.players)])
     gains = br - values
-    return {"nash_conv": float(gains.sum()), "per_seat": [float(g) for g in gains],
-            "best_response_values": [float(v) for v in br], "values": [float(v) for v in values]}
+    return {
+        "nash_conv": float(gains.sum()),
+        "per_seat": [float(g) for g in gains],
+        "best_response_values": [float(v) for v in br],
+        "values": [float(v) for v in values],
+    }
 
 
-__all__ = ["GameTree", "build_tree", "deal_weights", "TabularCFR", "policy_values", "best_response", "nash_conv",
-           "check_policy"]
+__all__ = [
+    "GameTree",
+    "build_tree",
+    "deal_weights",
+    "TabularCFR",
+    "policy_values",
+    "best_response",
+    "nash_conv",
+    "check_policy",
+]

@@ -13,6 +13,7 @@ atomically beside the output; ``--resume PARTIAL`` reads it back (``load_partial
 The worker processes ignore both signals (a Ctrl-C at the terminal reaches every process of the
 group): the trainer decides what a signal means, and a second one kills them at once.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -64,9 +65,15 @@ def count_done(units: int = 1) -> None:
         _COUNTER.value += units
 
 
-def play_chunks(function: Callable, tasks: list, shares: list[int], what: str, stop: StopRequest,
-                done: list[WorkerData] | None = None,
-                progress: Callable[[int], None] | None = None) -> list[WorkerData]:
+def play_chunks(
+    function: Callable,
+    tasks: list,
+    shares: list[int],
+    what: str,
+    stop: StopRequest,
+    done: list[WorkerData] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[WorkerData]:
     """Play ``shares[w]`` hands of ``tasks[w]`` in worker w, one chunk of every unfinished worker at a
     time (module doc), from ``done`` (a resumed run) on, until all are played or ``stop`` is set.
     ``progress`` gets the hands played by all workers every 5 seconds and after each chunk."""
@@ -76,10 +83,14 @@ def play_chunks(function: Callable, tasks: list, shares: list[int], what: str, s
     counter = mp.get_context("spawn").Value("q", sum(worker.hands for worker in done))
     with worker_pool(len(tasks), what, initializer=_start_worker, initargs=(counter,)) as pool:
         while not stop and any(worker.hands < share for worker, share in zip(done, shares)):
-            counts = {w: min(CHUNK_HANDS, shares[w] - worker.hands) for w, worker in enumerate(done)
-                      if worker.hands < shares[w]}
-            futures = {w: pool.submit(function, tasks[w], done[w].hands, count, done[w].carry)
-                       for w, count in counts.items()}
+            counts = {
+                w: min(CHUNK_HANDS, shares[w] - worker.hands)
+                for w, worker in enumerate(done)
+                if worker.hands < shares[w]
+            }
+            futures = {
+                w: pool.submit(function, tasks[w], done[w].hands, count, done[w].carry) for w, count in counts.items()
+            }
             while concurrent.futures.wait(futures.values(), timeout=5.0).not_done:
                 if progress:
                     progress(counter.value)
@@ -94,11 +105,17 @@ def play_chunks(function: Callable, tasks: list, shares: list[int], what: str, s
 
 def save_partial(path: str, kind: str, config: dict, done: list[WorkerData]) -> None:
     """Write a stopped run's config and work done to ``path`` atomically (module doc)."""
-    workers = [{"hands": worker.hands, "carry": worker.carry,
-                "arrays": {key: torch.from_numpy(value) for key, value in worker.arrays().items()}
-                if worker.parts else None} for worker in done]
-    atomic_write(path, lambda f: torch.save({"format": FORMAT, "kind": kind, "config": config, "workers": workers},
-                                            f))
+    workers = [
+        {
+            "hands": worker.hands,
+            "carry": worker.carry,
+            "arrays": {key: torch.from_numpy(value) for key, value in worker.arrays().items()}
+            if worker.parts
+            else None,
+        }
+        for worker in done
+    ]
+    atomic_write(path, lambda f: torch.save({"format": FORMAT, "kind": kind, "config": config, "workers": workers}, f))
 
 
 def load_partial(path: str, kind: str) -> tuple[dict, list[WorkerData]]:
@@ -109,15 +126,21 @@ def load_partial(path: str, kind: str) -> tuple[dict, list[WorkerData]]:
     except FileNotFoundError:
         raise ValueError(f"--resume {path}: no such file") from None
     except Exception as err:  # torch raises many kinds for a file that is not a checkpoint
-        raise ValueError(f"--resume {path}: not a partial run written by tiengow {kind} "
-                         f"({str(err).splitlines()[0][:200]})") from None
+        raise ValueError(
+            f"--resume {path}: not a partial run written by tiengow {kind} ({str(err).splitlines()[0][:200]})"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"--resume {path}: not a partial run (the file an interrupted tiengow {kind} writes)")
     if data["kind"] != kind:
         raise ValueError(f"--resume {path}: a partial run of tiengow {data['kind']}, not of tiengow {kind}")
-    done = [WorkerData(worker["hands"], worker["carry"],
-                       [{key: value.numpy() for key, value in worker["arrays"].items()}] if worker["arrays"] else [])
-            for worker in data["workers"]]
+    done = [
+        WorkerData(
+            worker["hands"],
+            worker["carry"],
+            [{key: value.numpy() for key, value in worker["arrays"].items()}] if worker["arrays"] else [],
+        )
+        for worker in data["workers"]
+    ]
     return data["config"], done
 
 
@@ -129,8 +152,9 @@ class Partial:
     done: list[WorkerData]
 
 
-def read_resume(cls: type[Config], path: str, kind: str, overrides: list[str], fixed: tuple[str, ...]
-                ) -> tuple[Config, Partial]:
+def read_resume(
+    cls: type[Config], path: str, kind: str, overrides: list[str], fixed: tuple[str, ...]
+) -> tuple[Config, Partial]:
     """(config, work done) of ``--resume PATH``: the stored settings, the output beside PATH, with
     the ``--set`` overrides on top (none of ``fixed``, which the data made so far depend on);
     ValueError naming the problem."""
@@ -138,24 +162,30 @@ def read_resume(cls: type[Config], path: str, kind: str, overrides: list[str], f
     changed = parse_overrides(overrides)
     for name in fixed:
         if name in changed and changed[name] != saved.get(name):
-            raise ValueError(f"--resume {path}: {name} cannot change on resume (the hands played so far were "
-                             f"played with {name}={saved.get(name)!r}); settings that may change: "
-                             f"{', '.join(sorted(set(saved) - set(fixed)))}")
+            raise ValueError(
+                f"--resume {path}: {name} cannot change on resume (the hands played so far were "
+                f"played with {name}={saved.get(name)!r}); settings that may change: "
+                f"{', '.join(sorted(set(saved) - set(fixed)))}"
+            )
     if path.endswith(".partial"):  # the output goes beside the partial file, wherever it is now (moved, or another cwd)
-        saved["out"] = path[:-len(".partial")]
+        saved["out"] = path[: -len(".partial")]
     try:
         return build(cls, {**saved, **changed}), Partial(path, done)
     except ValueError as err:
         raise ValueError(f"--resume {path}: {err}") from None
 
 
-def stop_with_partial(signal_number: int, kind: str, out: str, config: dict, done: list[WorkerData],
-                      hands: int) -> NoReturn:
+def stop_with_partial(
+    signal_number: int, kind: str, out: str, config: dict, done: list[WorkerData], hands: int
+) -> NoReturn:
     """Save the work done beside ``out`` (``OUT.partial``) and raise ``Interrupted`` with the command
     that resumes it; the run's output will be ``out``."""
     partial = out + ".partial"
     save_partial(partial, kind, {**config, "out": out}, done)
     played = sum(worker.hands for worker in done)
-    where = (f"after {played:,} of {hands:,} hands" if played < hands
-             else "in the fit, all hands played (the fit starts again on resume)")
+    where = (
+        f"after {played:,} of {hands:,} hands"
+        if played < hands
+        else "in the fit, all hands played (the fit starts again on resume)"
+    )
     raise Interrupted(signal_number, where, partial, f"tiengow {kind} --resume {partial}")

@@ -5,6 +5,7 @@
 cfr_micro`` works from any folder, editable install or wheel. A path that exists wins over a
 shipped name.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,13 +35,16 @@ def config_text(spec: str) -> tuple[str, str]:
         try:
             return raw.decode("utf-8"), spec
         except UnicodeDecodeError as err:
-            raise ValueError(f"config {spec} is not a text (UTF-8) file: byte {err.start} is "
-                             f"{err.object[err.start:err.start + 1]!r}") from None
+            raise ValueError(
+                f"config {spec} is not a text (UTF-8) file: byte {err.start} is "
+                f"{err.object[err.start : err.start + 1]!r}"
+            ) from None
     name = spec[:-5] if spec.endswith(".yaml") else spec
     if name in shipped_configs():
         return resources.files(SHIPPED).joinpath(name + ".yaml").read_text(encoding="utf-8"), f"{name} (shipped)"
-    raise ValueError(f"config {spec!r} is neither a file nor a shipped config; shipped configs: "
-                     f"{', '.join(shipped_configs())}")
+    raise ValueError(
+        f"config {spec!r} is neither a file nor a shipped config; shipped configs: {', '.join(shipped_configs())}"
+    )
 
 
 def read_settings(spec: str) -> dict[str, Any]:
@@ -63,9 +67,11 @@ def build(cls: type[Config], data: dict[str, Any]) -> Config:
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(data) - set(names))
     if len(unknown) > 1 and 2 * len(unknown) > len(data):
-        raise ValueError(f"{len(unknown)} of its {len(data)} settings are not this trainer's ({', '.join(unknown[:4])}"
-                         f"{', ...' * (len(unknown) > 4)}): a config for another trainer? This one's settings are: "
-                         f"{', '.join(names)}")
+        raise ValueError(
+            f"{len(unknown)} of its {len(data)} settings are not this trainer's ({', '.join(unknown[:4])}"
+            f"{', ...' * (len(unknown) > 4)}): a config for another trainer? This one's settings are: "
+            f"{', '.join(names)}"
+        )
     if unknown:
         raise ValueError(f"unknown setting {unknown[0]!r}; settings are: {', '.join(names)}")
     config = cls(**data)
@@ -85,8 +91,13 @@ def check_ranges(config: object, integers: tuple, numbers: tuple, positive: set[
         value = getattr(config, name)
         if value is None and optional:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low <= value <= high or (value == low and name in positive):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not low <= value <= high
+            or (value == low and name in positive)
+        ):
             bound = f"> {low}" if name in positive else f">= {low}"
             wanted = f"a finite number {bound}" if high == math.inf else f"a number from {low} to {high}"
             raise ValueError(f"{name} must be {wanted}{' or null' * optional}, got {value!r}")
@@ -96,6 +107,7 @@ def check_agent_specs(name: str, specs: object, rules: object) -> None:
     """ValueError unless the setting ``name`` is a list of agent specs that build under ``rules``
     (checked with the config, not at the first evaluation)."""
     from tiengow.agents.base import make_agent
+
     if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs):
         raise ValueError(f"{name} must be a list of agent specs, as in [greedy, expert], got {specs!r}")
     for spec in specs:

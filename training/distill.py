@@ -21,6 +21,7 @@ SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``)
 so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
 uninterrupted run gives.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,8 +48,14 @@ from .runs import check_outputs, run_dir
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
 # hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)
-INTEGERS = (("hands", 1, 200_000), ("workers", 1, 64), ("seed", 0, 2**62), ("epochs", 1, 10**4),
-            ("batch", 1, 2**20), ("fit_seed", 0, 2**62))
+INTEGERS = (
+    ("hands", 1, 200_000),
+    ("workers", 1, 64),
+    ("seed", 0, 2**62),
+    ("epochs", 1, 10**4),
+    ("batch", 1, 2**20),
+    ("fit_seed", 0, 2**62),
+)
 NUMBERS = (("lr", 0, math.inf, False), ("kl", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr"}
 LABELLING = ("teacher", "student", "hands", "workers", "seed")  # the labelled decisions depend on these only
@@ -99,17 +106,21 @@ class DistillConfig:
         """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
         check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
         if self.hands > self.workers * SEED_STRIDE:
-            raise ValueError(f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers} "
-                             f"worker{'s' * (self.workers > 1)}")
+            raise ValueError(
+                f"hands: at most {SEED_STRIDE:,} a worker, got {self.hands:,} for {self.workers} "
+                f"worker{'s' * (self.workers > 1)}"
+            )
         if self.hands < self.workers:
             raise ValueError(f"hands: at least one per worker, got {self.hands} for {self.workers} workers")
         if self.student is not None and (not isinstance(self.student, str) or not self.student):
-            raise ValueError(f"student is the path of a PPO checkpoint (or null for the shipped ppo), "
-                             f"got {self.student!r}")
+            raise ValueError(
+                f"student is the path of a PPO checkpoint (or null for the shipped ppo), got {self.student!r}"
+            )
         rules = read_student(self.student_path)["config"]["rules"]
         if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, rules), SearchAgent):
-            raise ValueError(f"teacher must be a search bot's spec (champion, search, pimc:N, ismcts, ...), "
-                             f"got {self.teacher!r}")
+            raise ValueError(
+                f"teacher must be a search bot's spec (champion, search, pimc:N, ismcts, ...), got {self.teacher!r}"
+            )
         check_outputs(self.out, "out", "train distill")
 
     @property
@@ -126,11 +137,14 @@ def read_student(path: str) -> dict:
     ValueError naming the file."""
     data = load_checkpoint(path)
     if "rules" not in data["config"]:
-        raise ValueError(f"student {path}: its config names no rules; expected a checkpoint written by tiengow "
-                         f"train ppo")
+        raise ValueError(
+            f"student {path}: its config names no rules; expected a checkpoint written by tiengow train ppo"
+        )
     if "value.weight" not in data["model"]:
-        raise ValueError(f"student {path} has no value head; distill keeps the student's value head, so it needs "
-                         f"a checkpoint written by tiengow train ppo (or tiengow train distill)")
+        raise ValueError(
+            f"student {path} has no value head; distill keeps the student's value head, so it needs "
+            f"a checkpoint written by tiengow train ppo (or tiengow train distill)"
+        )
     network_from_checkpoint(data, f"student {path}")
     return data
 
@@ -160,14 +174,21 @@ def _label(task: tuple, first: int, hands: int, carry: dict | None) -> tuple[dic
             chosen.append(action)
             game.step(action)
         count_done()
-    arrays = {"observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
-              "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
-              "chosen": np.array(chosen, dtype=np.int64)}
+    arrays = {
+        "observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
+        "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
+        "chosen": np.array(chosen, dtype=np.int64),
+    }
     return arrays, rng.bit_generator.state
 
 
-def label(config: DistillConfig, rules, stop: StopRequest, done: list[WorkerData] | None = None,
-          progress: Callable[[int], None] | None = None) -> list[WorkerData]:
+def label(
+    config: DistillConfig,
+    rules,
+    stop: StopRequest,
+    done: list[WorkerData] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[WorkerData]:
     """The teacher's decisions over ``config.hands`` hands, per worker (module doc), from ``done`` on,
     until all are labelled or ``stop`` is set (``chunks.play_chunks``)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
@@ -182,8 +203,13 @@ def decisions(done: list[WorkerData]) -> dict[str, np.ndarray]:
 
 
 # ============================================================================ fit
-def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop: StopRequest,
-        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict] | None:
+def fit(
+    config: DistillConfig,
+    data: dict[str, np.ndarray],
+    student: dict,
+    stop: StopRequest,
+    progress: Callable[[int, float], None] | None = None,
+) -> tuple[dict, dict] | None:
     """(the trained network's state dict, figures): the student fitted to the teacher's choices;
     None when ``stop`` is set (the fit is abandoned: a resumed run fits again from the start)."""
     torch.manual_seed(config.fit_seed)
@@ -194,7 +220,7 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop:
     with torch.no_grad():
         reference, _ = before(observations, masks)
     order = torch.randperm(len(chosen))
-    held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation):]
+    held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation) :]
 
     def agreement() -> float:
         if len(held) == 0:
@@ -204,14 +230,15 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop:
         return float((log_pi.argmax(1) == chosen[held]).float().mean())
 
     figures = {"decisions": len(chosen), "held_out": len(held), "agreement_before": agreement()}
-    optimizer = torch.optim.Adam([p for name, p in net.named_parameters() if not name.startswith("value")],
-                                 lr=config.lr)
+    optimizer = torch.optim.Adam(
+        [p for name, p in net.named_parameters() if not name.startswith("value")], lr=config.lr
+    )
     for epoch in range(config.epochs):
         shuffled = train[torch.randperm(len(train))]
         for start in range(0, len(shuffled), config.batch):
             if stop:
                 return None
-            rows = shuffled[start:start + config.batch]
+            rows = shuffled[start : start + config.batch]
             log_pi, _ = net(observations[rows], masks[rows])
             log_pi = log_pi.clamp(min=-1e4)  # illegal actions: probability 0 on both sides of every term
             loss = -log_pi.gather(1, chosen[rows, None]).mean()
@@ -222,8 +249,10 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop:
             loss.backward()
             optimizer.step()
         if not all(bool(torch.isfinite(p).all()) for p in net.parameters()):
-            raise ValueError(f"the fit diverged in epoch {epoch + 1}: the network's weights are no longer finite "
-                             f"numbers, so nothing was written; try a smaller lr (got lr={config.lr:g})")
+            raise ValueError(
+                f"the fit diverged in epoch {epoch + 1}: the network's weights are no longer finite "
+                f"numbers, so nothing was written; try a smaller lr (got lr={config.lr:g})"
+            )
         if progress:
             progress(epoch + 1, agreement())
     figures["agreement_after"] = agreement()
@@ -231,8 +260,9 @@ def fit(config: DistillConfig, data: dict[str, np.ndarray], student: dict, stop:
 
 
 # ============================================================================ run
-def distill(config: DistillConfig, progress: Callable[[str, int, float], None] | None = None,
-            resume: Partial | None = None) -> dict:
+def distill(
+    config: DistillConfig, progress: Callable[[str, int, float], None] | None = None, resume: Partial | None = None
+) -> dict:
     """Label, fit and write (module doc), the labelling going on from ``resume``'s; the summary of
     the run. On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
     (``chunks.stop_with_partial``)."""
@@ -240,21 +270,40 @@ def distill(config: DistillConfig, progress: Callable[[str, int, float], None] |
     rules = student["config"]["rules"]
     start = time.perf_counter()
     with stop_on_signal() as stop:
-        done = label(config, rules, stop, resume.done if resume else None,
-                     progress=(lambda hands: progress("label", hands, 0.0)) if progress else None)
+        done = label(
+            config,
+            rules,
+            stop,
+            resume.done if resume else None,
+            progress=(lambda hands: progress("label", hands, 0.0)) if progress else None,
+        )
         labelled = time.perf_counter() - start
-        fitted = None if stop else fit(config, decisions(done), student, stop,
-                                       progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress
-                                       else None)
+        fitted = (
+            None
+            if stop
+            else fit(
+                config,
+                decisions(done),
+                student,
+                stop,
+                progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress else None,
+            )
+        )
     # the folder is made once there is something to put in it
     out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
     if fitted is None:
         stop_with_partial(stop.signal, "train distill", out, config.to_dict(), done, config.hands)
     model, figures = fitted
-    summary = {**figures, "hands": config.hands, "label_seconds": labelled,
-               "fit_seconds": time.perf_counter() - start - labelled, "out": out}
-    save_checkpoint(out, {"config": student["config"], "model": model,
-                          "distill": {"config": config.to_dict(), "summary": summary}})
+    summary = {
+        **figures,
+        "hands": config.hands,
+        "label_seconds": labelled,
+        "fit_seconds": time.perf_counter() - start - labelled,
+        "out": out,
+    }
+    save_checkpoint(
+        out, {"config": student["config"], "model": model, "distill": {"config": config.to_dict(), "summary": summary}}
+    )
     if resume:
         os.remove(resume.path)  # all it held is in the checkpoint now
     return summary

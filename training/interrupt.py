@@ -8,6 +8,7 @@ exact command that resumes it; the command line prints that and exits with 128 +
 number (130, 143). A second signal raises KeyboardInterrupt at once: a checkpoint being written
 is abandoned (``atomic_write`` removes its temporary file), so the last good one stays whole.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,9 @@ class Interrupted(Exception):
         if checkpoint is None:
             text = f"stopped by {name} {where}; nothing was finished to keep (no checkpoint)"
         else:
-            text = f"stopped by {name} {where}; checkpoint {checkpoint}" + (f"; resume with: {resume}" if resume
-                                                                               else "")
+            text = f"stopped by {name} {where}; checkpoint {checkpoint}" + (
+                f"; resume with: {resume}" if resume else ""
+            )
         super().__init__(text)
 
 

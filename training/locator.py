@@ -20,6 +20,7 @@ SIGINT or SIGTERM stops a run after the chunk of hands under way (``chunks.py``)
 so far go to ``OUT.partial``, and ``--resume OUT.partial`` plays the rest and fits, giving what an
 uninterrupted run gives.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,8 +49,17 @@ from .runs import check_outputs, run_dir
 
 RULES = "standard"
 # hands: the information states are held in memory, about 112 a hand at 8 KB each (20,000 hands: 18 GB)
-INTEGERS = (("hands", 1, 20_000), ("workers", 1, 64), ("seed", 0, 2**40), ("hidden", 1, 4096), ("layers", 1, 8),
-            ("epochs", 1, 1000), ("batch", 1, 2**20), ("check_every", 1, 10**9), ("fit_seed", 0, 2**62))
+INTEGERS = (
+    ("hands", 1, 20_000),
+    ("workers", 1, 64),
+    ("seed", 0, 2**40),
+    ("hidden", 1, 4096),
+    ("layers", 1, 8),
+    ("epochs", 1, 1000),
+    ("batch", 1, 2**20),
+    ("check_every", 1, 10**9),
+    ("fit_seed", 0, 2**62),
+)
 NUMBERS = (("lr", 0, math.inf, False), ("weight_decay", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr", "validation"}
 PLAYING = ("teacher", "hands", "workers", "seed")  # the information states played depend on these only
@@ -107,8 +117,9 @@ class LocatorConfig:
         if self.hands < self.workers:
             raise ValueError(f"hands: at least one per worker, got {self.hands} for {self.workers} workers")
         if not isinstance(self.teacher, str) or not isinstance(make_agent(self.teacher, RULES), SearchAgent):
-            raise ValueError(f"teacher must be a search bot's spec (search, pimc:N, champion, ...), "
-                             f"got {self.teacher!r}")
+            raise ValueError(
+                f"teacher must be a search bot's spec (search, pimc:N, champion, ...), got {self.teacher!r}"
+            )
         check_outputs(self.out, "out", "train locator")
 
     def to_dict(self) -> dict:
@@ -154,8 +165,12 @@ def _play(task: tuple, first: int, hands: int, carry: None) -> tuple[dict[str, n
     return {"states": np.array(states, dtype=np.float32), "places": np.array(places, dtype=np.int8)}, None
 
 
-def play(config: LocatorConfig, stop: StopRequest, done: list[WorkerData] | None = None,
-         progress: Callable[[int], None] | None = None) -> list[WorkerData]:
+def play(
+    config: LocatorConfig,
+    stop: StopRequest,
+    done: list[WorkerData] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[WorkerData]:
     """Each worker's data, in worker order (module doc), from ``done`` on, until all hands are
     played or ``stop`` is set (``chunks.play_chunks``)."""
     shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
@@ -197,8 +212,12 @@ def place_loss(net: LocatorNet | None, states: torch.Tensor, places: torch.Tenso
     return -(places * log_q).sum() / places.sum().clamp(min=1)
 
 
-def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]], stop: StopRequest,
-        progress: Callable[[int, float], None] | None = None) -> tuple[dict, dict] | None:
+def fit(
+    config: LocatorConfig,
+    parts: list[dict[str, np.ndarray]],
+    stop: StopRequest,
+    progress: Callable[[int, float], None] | None = None,
+) -> tuple[dict, dict] | None:
     """(the network's state dict at its lowest held-out loss, figures); None when ``stop`` is set
     (the fit is abandoned: a resumed run fits again from the start)."""
     torch.manual_seed(config.fit_seed)
@@ -206,8 +225,9 @@ def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]], stop: StopReq
     states = torch.tensor(np.concatenate([part["states"][:cut] for part, cut in zip(parts, cuts)]))
     places = torch.tensor(np.concatenate([part["places"][:cut] for part, cut in zip(parts, cuts)]).astype(np.float32))
     held_states = torch.tensor(np.concatenate([part["states"][cut:] for part, cut in zip(parts, cuts)]))
-    held_places = torch.tensor(np.concatenate([part["places"][cut:] for part, cut in zip(parts, cuts)])
-                               .astype(np.float32))
+    held_places = torch.tensor(
+        np.concatenate([part["places"][cut:] for part, cut in zip(parts, cuts)]).astype(np.float32)
+    )
     net = LocatorNet(states.shape[1], config.hidden, config.layers, places.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     with torch.no_grad():
@@ -218,7 +238,7 @@ def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]], stop: StopReq
         for k, start in enumerate(range(0, len(states), config.batch)):
             if stop:
                 return None
-            rows = order[start:start + config.batch]
+            rows = order[start : start + config.batch]
             loss = place_loss(net, states[rows], places[rows])
             optimizer.zero_grad()
             loss.backward()
@@ -228,45 +248,76 @@ def fit(config: LocatorConfig, parts: list[dict[str, np.ndarray]], stop: StopReq
                 with torch.no_grad():
                     held = float(place_loss(net, held_states, held_places))
                 if not math.isfinite(held):
-                    raise ValueError(f"the fit diverged after {step} steps: the held-out loss is {held}, so nothing "
-                                     f"was written; try a smaller lr (got lr={config.lr:g})")
+                    raise ValueError(
+                        f"the fit diverged after {step} steps: the held-out loss is {held}, so nothing "
+                        f"was written; try a smaller lr (got lr={config.lr:g})"
+                    )
                 if held < best:
                     best, best_model = held, {key: value.detach().clone() for key, value in net.state_dict().items()}
                 if progress:
                     progress(step, uniform - held)
     if best_model is None:
-        raise ValueError(f"an epoch took {step // config.epochs} steps, fewer than check_every="
-                         f"{config.check_every}, so the held-out loss was never measured and nothing was written; "
-                         "lower check_every or add hands")
-    figures = {"states": len(states), "held_out": len(held_states), "steps": step,
-               "uniform_nats": uniform, "held_out_nats": best, "gain_nats": uniform - best}
+        raise ValueError(
+            f"an epoch took {step // config.epochs} steps, fewer than check_every="
+            f"{config.check_every}, so the held-out loss was never measured and nothing was written; "
+            "lower check_every or add hands"
+        )
+    figures = {
+        "states": len(states),
+        "held_out": len(held_states),
+        "steps": step,
+        "uniform_nats": uniform,
+        "held_out_nats": best,
+        "gain_nats": uniform - best,
+    }
     return best_model, figures
 
 
 # ============================================================================ run
-def train_locator(config: LocatorConfig, progress: Callable[[str, int, float], None] | None = None,
-                  resume: Partial | None = None) -> dict:
+def train_locator(
+    config: LocatorConfig, progress: Callable[[str, int, float], None] | None = None, resume: Partial | None = None
+) -> dict:
     """Play, fit and write (module doc), the play going on from ``resume``'s; the summary of the run.
     On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
     (``chunks.stop_with_partial``)."""
     start = time.perf_counter()
     with stop_on_signal() as stop:
-        done = play(config, stop, resume.done if resume else None,
-                    progress=(lambda hands: progress("play", hands, 0.0)) if progress else None)
+        done = play(
+            config,
+            stop,
+            resume.done if resume else None,
+            progress=(lambda hands: progress("play", hands, 0.0)) if progress else None,
+        )
         played = time.perf_counter() - start
-        fitted = None if stop else fit(config, [worker.arrays() for worker in done], stop,
-                                       progress=(lambda step, gain: progress("fit", step, gain)) if progress
-                                       else None)
+        fitted = (
+            None
+            if stop
+            else fit(
+                config,
+                [worker.arrays() for worker in done],
+                stop,
+                progress=(lambda step, gain: progress("fit", step, gain)) if progress else None,
+            )
+        )
     # the folder is made once there is something to put in it
     out = config.out if config.out is not None else os.path.join(run_dir("train locator"), "locator.pt")
     if fitted is None:
         stop_with_partial(stop.signal, "train locator", out, config.to_dict(), done, config.hands)
     model, figures = fitted
-    summary = {**figures, "hands": config.hands, "play_seconds": played,
-               "fit_seconds": time.perf_counter() - start - played, "out": out}
-    payload = {"format": FORMAT, "version": VERSION, "model": model,
-               "config": {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()},
-               "summary": summary}
+    summary = {
+        **figures,
+        "hands": config.hands,
+        "play_seconds": played,
+        "fit_seconds": time.perf_counter() - start - played,
+        "out": out,
+    }
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": model,
+        "config": {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()},
+        "summary": summary,
+    }
     atomic_write(out, lambda f: torch.save(payload, f))
     if resume:
         os.remove(resume.path)  # all it held is in the checkpoint now

@@ -19,6 +19,7 @@ With ``linear=True`` iteration t's contribution to the average strategy is weigh
 (linear averaging, as in CFR+ [Tammelin 2014] and Linear CFR [Brown & Sandholm 2019]).
 Kernels: ``_cfr_kernels.es_mccfr_tree`` and ``_cfr_kernels.es_mccfr_game``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,8 +54,17 @@ class TreeMCCFR:
 
     def run(self, iterations: int) -> None:
         """``iterations`` more iterations (one traversal per seat each)."""
-        CK.es_mccfr_tree(self.iterations, iterations, self.linear, self._root_cdf, self.tree.arrays(), self.regret,
-                         self.strategy_sum, self._rng, self._sigma)
+        CK.es_mccfr_tree(
+            self.iterations,
+            iterations,
+            self.linear,
+            self._root_cdf,
+            self.tree.arrays(),
+            self.regret,
+            self.strategy_sum,
+            self._rng,
+            self._sigma,
+        )
         self.iterations += iterations
 
     def average_policy(self) -> np.ndarray:
@@ -84,8 +94,17 @@ class GameMCCFR:
 
     def run(self, iterations: int) -> None:
         """``iterations`` more iterations: one random deal each, one traversal per seat."""
-        CK.es_mccfr_game(self.iterations, iterations, self.linear, self.combos.table, self.combos.rules_array,
-                         self._single, self.regret, self.strategy_sum, self._rng)
+        CK.es_mccfr_game(
+            self.iterations,
+            iterations,
+            self.linear,
+            self.combos.table,
+            self.combos.rules_array,
+            self._single,
+            self.regret,
+            self.strategy_sum,
+            self._rng,
+        )
         self.iterations += iterations
 
     def average_policy(self) -> tuple[np.ndarray, np.ndarray]:

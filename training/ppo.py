@@ -30,6 +30,7 @@ evaluation and the curve plot).
   same seat's next decision in the same env. A chain cut by the end of the rollout bootstraps
   from its last decision, which is then left out of the update (it has no complete target).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -265,8 +266,9 @@ class Seating:
     carry: np.ndarray
 
 
-def draw_seating(config: PpoConfig, rng: np.random.Generator, seating: Seating, envs: np.ndarray,
-                 snapshots: int, players: int) -> None:
+def draw_seating(
+    config: PpoConfig, rng: np.random.Generator, seating: Seating, envs: np.ndarray, snapshots: int, players: int
+) -> None:
     """Draw the opponents of a new episode in each of ``envs``: self-play, or (``opponent_mix``)
     one pool member at every seat but the learner's."""
     if len(envs) == 0:
@@ -275,8 +277,11 @@ def draw_seating(config: PpoConfig, rng: np.random.Generator, seating: Seating, 
     weights += [config.pool_weights.get("past", 0.0) / snapshots] * snapshots if snapshots else []
     probabilities = np.asarray(weights, dtype=np.float64)
     pool_game = rng.random(len(envs)) < config.opponent_mix
-    member = rng.choice(len(weights), size=len(envs), p=probabilities / probabilities.sum()) \
-        if probabilities.sum() > 0 else np.zeros(len(envs), dtype=np.int64)
+    member = (
+        rng.choice(len(weights), size=len(envs), p=probabilities / probabilities.sum())
+        if probabilities.sum() > 0
+        else np.zeros(len(envs), dtype=np.int64)
+    )
     seating.kind[envs] = np.where(pool_game, 1 + member, SELF)
     seating.learner_seat[envs] = rng.integers(0, players, size=len(envs))
 
@@ -298,9 +303,16 @@ class Buffer:
 
     @classmethod
     def empty(cls, capacity: int, observation_size: int, num_actions: int) -> Buffer:
-        return cls(np.zeros((capacity, observation_size), np.float32), np.zeros((capacity, num_actions), bool),
-                   np.zeros(capacity, np.int64), np.zeros(capacity, np.float32), np.zeros(capacity, np.float32),
-                   np.zeros(capacity, np.float64), np.full(capacity, -1, np.int64), np.zeros(capacity, bool))
+        return cls(
+            np.zeros((capacity, observation_size), np.float32),
+            np.zeros((capacity, num_actions), bool),
+            np.zeros(capacity, np.int64),
+            np.zeros(capacity, np.float32),
+            np.zeros(capacity, np.float32),
+            np.zeros(capacity, np.float64),
+            np.full(capacity, -1, np.int64),
+            np.zeros(capacity, bool),
+        )
 
 
 BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward", "next_decision", "done")
@@ -309,8 +321,14 @@ BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward",
 class Collector:
     """Steps the VectorEnv for ``rollout_steps``; the learner acts where the seating says so."""
 
-    def __init__(self, config: PpoConfig, env: VectorEnv, seating: Seating, rng: np.random.Generator,
-                 sampling_seed: int | None = None):
+    def __init__(
+        self,
+        config: PpoConfig,
+        env: VectorEnv,
+        seating: Seating,
+        rng: np.random.Generator,
+        sampling_seed: int | None = None,
+    ):
         self.config, self.env, self.seating, self.rng = config, env, seating, rng
         capacity = env.num_envs * config.rollout_steps
         self.buffers = [Buffer.empty(capacity, env.observation_size, env.num_actions) for _ in range(2)]
@@ -353,24 +371,41 @@ class Collector:
             learner = (seating.kind == SELF) | (to_act == seating.learner_seat)
             rows = np.flatnonzero(learner)
             first, m = buffer.count, len(rows)
-            buffer.observation[first:first + m] = observation[rows]
-            buffer.mask[first:first + m] = mask[rows]
+            buffer.observation[first : first + m] = observation[rows]
+            buffer.mask[first : first + m] = mask[rows]
             with torch.no_grad():
-                log_probs, values = net(torch.from_numpy(buffer.observation[first:first + m]),
-                                        torch.from_numpy(buffer.mask[first:first + m]))
+                log_probs, values = net(
+                    torch.from_numpy(buffer.observation[first : first + m]),
+                    torch.from_numpy(buffer.mask[first : first + m]),
+                )
                 chosen = sample_actions(log_probs, self.generator)
-                buffer.log_prob[first:first + m] = log_probs.gather(1, chosen[:, None]).squeeze(1).numpy()
-            buffer.value[first:first + m] = values.numpy()
-            buffer.action[first:first + m] = chosen.numpy()
-            self.actions[rows] = buffer.action[first:first + m]
-            PK.record_decisions(rows, to_act[rows], first, seating.pending, seating.carry, buffer.reward,
-                                buffer.next_decision, buffer.done)
+                buffer.log_prob[first : first + m] = log_probs.gather(1, chosen[:, None]).squeeze(1).numpy()
+            buffer.value[first : first + m] = values.numpy()
+            buffer.action[first : first + m] = chosen.numpy()
+            self.actions[rows] = buffer.action[first : first + m]
+            PK.record_decisions(
+                rows,
+                to_act[rows],
+                first,
+                seating.pending,
+                seating.carry,
+                buffer.reward,
+                buffer.next_decision,
+                buffer.done,
+            )
             buffer.count += m
             if m < env.num_envs:
                 self._opponent_actions(np.flatnonzero(~learner), table, rules)
             _, _, _, rewards, terminated = env.step(self.actions)
-            PK.assign_rewards(rewards, terminated, self.config.reward_scale, seating.pending, seating.carry,
-                              buffer.reward, buffer.done)
+            PK.assign_rewards(
+                rewards,
+                terminated,
+                self.config.reward_scale,
+                seating.pending,
+                seating.carry,
+                buffer.reward,
+                buffer.done,
+            )
             ended = np.flatnonzero(terminated)
             if len(ended):
                 stats["hands"] = stats.get("hands", 0) + len(ended) * env.hands
@@ -378,7 +413,8 @@ class Collector:
                     kind = int(seating.kind[i])
                     if kind != SELF:
                         stats.setdefault(kind_name(self.config, kind), []).append(
-                            float(env.episode_net[i, seating.learner_seat[i]]))
+                            float(env.episode_net[i, seating.learner_seat[i]])
+                        )
                 draw_seating(self.config, self.rng, seating, ended, len(self.snapshots), env.players)
         return buffer
 
@@ -401,10 +437,11 @@ class Collector:
             past = rows[kind == past_kind + j]
             if len(past):
                 with torch.no_grad():
-                    log_probs, _ = snapshot(torch.from_numpy(self.env.observation[past]),
-                                            torch.from_numpy(self.env.action_mask.view(bool)[past]))
+                    log_probs, _ = snapshot(
+                        torch.from_numpy(self.env.observation[past]),
+                        torch.from_numpy(self.env.action_mask.view(bool)[past]),
+                    )
                     self.actions[past] = sample_actions(log_probs, self.generator).numpy()
-
 
     def _game(self, i: int) -> Game:
         """Env i's hand as a ``Game`` (a copy), for an agent that searches from it."""
@@ -423,8 +460,9 @@ class Collector:
             self.agents[int(kind)].rng.bit_generator.state = state
 
 
-def make_collector(config: PpoConfig, first_env: int = 0, num_envs: int | None = None,
-                   incarnation: int = 0) -> Collector:
+def make_collector(
+    config: PpoConfig, first_env: int = 0, num_envs: int | None = None, incarnation: int = 0
+) -> Collector:
     """The collector of envs ``first_env ..`` of the run (all of them by default), with their seating
     and random streams. Env ``first_env + i`` deals exactly as env ``first_env + i`` of one
     VectorEnv over all the envs would; ``incarnation`` (a Ray worker restarted after it died)
@@ -433,23 +471,36 @@ def make_collector(config: PpoConfig, first_env: int = 0, num_envs: int | None =
     seeds = np.random.SeedSequence([config.seed, first_env, incarnation]).generate_state(2, np.uint64)
     deal_seed = config.seed + first_env if incarnation == 0 else int(seeds[0] >> np.uint64(2))
     env = VectorEnv(num_envs, RuleSet.from_spec(config.rules), seed=deal_seed, hands=config.hands)
-    seating = Seating(np.zeros(num_envs, np.int64), np.zeros(num_envs, np.int64),
-                      np.full((num_envs, env.players), PK.NO_DECISION, np.int64),
-                      np.zeros((num_envs, env.players), np.float64))
+    seating = Seating(
+        np.zeros(num_envs, np.int64),
+        np.zeros(num_envs, np.int64),
+        np.full((num_envs, env.players), PK.NO_DECISION, np.int64),
+        np.zeros((num_envs, env.players), np.float64),
+    )
     rng = np.random.default_rng(seeds)
     draw_seating(config, rng, seating, np.arange(num_envs), 0, env.players)
     return Collector(config, env, seating, rng, sampling_seed=int(seeds[1] >> np.uint64(1)))
 
 
 # ============================================================================ GAE and update
-def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimizer, buffer: Buffer,
-               generator: torch.Generator) -> dict:
+def ppo_update(
+    config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimizer, buffer: Buffer, generator: torch.Generator
+) -> dict:
     """Per-seat GAE over the rollout, then clipped-PPO epochs (Schulman et al. 2017, eq. 7)."""
     count = buffer.count
     advantage = np.zeros(count, dtype=np.float32)
     valid = np.zeros(count, dtype=bool)
-    PK.per_seat_gae(buffer.reward, buffer.value, buffer.next_decision, buffer.done, count, config.gamma,
-                    config.gae_lambda, advantage, valid)
+    PK.per_seat_gae(
+        buffer.reward,
+        buffer.value,
+        buffer.next_decision,
+        buffer.done,
+        count,
+        config.gamma,
+        config.gae_lambda,
+        advantage,
+        valid,
+    )
     index = np.flatnonzero(valid)
     observation = torch.from_numpy(buffer.observation[index])
     mask = torch.from_numpy(buffer.mask[index])
@@ -462,7 +513,7 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
     for _ in range(config.update_epochs):
         order = torch.randperm(len(index), generator=generator)
         for start in range(0, len(index), config.minibatch_size):
-            batch = order[start:start + config.minibatch_size]
+            batch = order[start : start + config.minibatch_size]
             log_probs, values = net(observation[batch], mask[batch])
             new_log_prob = log_probs.gather(1, action[batch, None]).squeeze(1)
             log_ratio = new_log_prob - old_log_prob[batch]
@@ -490,8 +541,9 @@ def ppo_update(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimiz
             break
     out = {k: v / max(steps, 1) for k, v in totals.items()}
     variance = returns.var().item()
-    out["explained_variance"] = 1 - (returns - torch.from_numpy(buffer.value[index])).var().item() / variance \
-        if variance > 0 else float("nan")
+    out["explained_variance"] = (
+        1 - (returns - torch.from_numpy(buffer.value[index])).var().item() / variance if variance > 0 else float("nan")
+    )
     out["decisions"] = len(index)
     out["dropped"] = count - len(index)
     return out
@@ -506,8 +558,15 @@ def setup(config: PpoConfig) -> tuple[PolicyNet, torch.optim.Optimizer, torch.Ge
     return net, optimizer, torch.Generator().manual_seed(config.seed + 1)
 
 
-def learn(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
-          buffer: Buffer, update: int, global_step: int) -> dict:
+def learn(
+    config: PpoConfig,
+    net: PolicyNet,
+    optimizer: torch.optim.Optimizer,
+    shuffle: torch.Generator,
+    buffer: Buffer,
+    update: int,
+    global_step: int,
+) -> dict:
     """Update ``update`` (0-based) of the run on one rollout: the annealed learning rate, then
     ``ppo_update``; ValueError when the weights stop being finite."""
     if config.anneal_lr:
@@ -516,16 +575,18 @@ def learn(config: PpoConfig, net: PolicyNet, optimizer: torch.optim.Optimizer, s
     net.train()
     losses = ppo_update(config, net, optimizer, buffer, shuffle)
     if not all(torch.isfinite(p).all() for p in net.parameters()):
-        raise ValueError(f"the update after {global_step:,} env steps diverged: the weights are no longer "
-                         "finite numbers (try a smaller lr); this update is not written, and any checkpoint "
-                         "already written is kept")
+        raise ValueError(
+            f"the update after {global_step:,} env steps diverged: the weights are no longer "
+            "finite numbers (try a smaller lr); this update is not written, and any checkpoint "
+            "already written is kept"
+        )
     return losses
 
 
 def add_snapshot(config: PpoConfig, net: PolicyNet, pool: list[dict], update: int) -> list[dict]:
     """The past snapshots after ``update`` updates: the learner's weights join every ``pool_interval``."""
     if config.pool_size and update % config.pool_interval == 0:
-        pool = (pool + [{k: v.detach().numpy().copy() for k, v in net.state_dict().items()}])[-config.pool_size:]
+        pool = (pool + [{k: v.detach().numpy().copy() for k, v in net.state_dict().items()}])[-config.pool_size :]
     return pool
 
 
@@ -551,6 +612,21 @@ def train(config: PpoConfig, progress: Callable[[int, dict], None] | None = None
     return net
 
 
-__all__ = ["PpoConfig", "PolicyNet", "Buffer", "Collector", "Seating", "SELF", "train", "learn", "setup",
-           "make_network", "make_collector", "network_from_checkpoint", "draw_seating",
-           "pool_members", "kind_name", "ppo_update"]
+__all__ = [
+    "PpoConfig",
+    "PolicyNet",
+    "Buffer",
+    "Collector",
+    "Seating",
+    "SELF",
+    "train",
+    "learn",
+    "setup",
+    "make_network",
+    "make_collector",
+    "network_from_checkpoint",
+    "draw_seating",
+    "pool_members",
+    "kind_name",
+    "ppo_update",
+]

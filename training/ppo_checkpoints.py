@@ -10,6 +10,7 @@ snapshots), ``curve`` (the evaluations so far), ``update``, ``global_step`` and 
 Rollout workers hand their state over as numpy (``numpy_tree``); ``torch.save`` keeps tensors
 (``torch_tree``), so that ``weights_only`` loading reads every part.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,11 +36,16 @@ def load_checkpoint(path: str, config: Any | None = None) -> dict:
     data = read_checkpoint(path)
     if config is not None:
         saved = data["config"]
-        wrong = [f"{name}: checkpoint {saved.get(name)!r}, config {getattr(config, name)!r}"
-                 for name in STRUCTURAL if saved.get(name) != getattr(config, name)]
+        wrong = [
+            f"{name}: checkpoint {saved.get(name)!r}, config {getattr(config, name)!r}"
+            for name in STRUCTURAL
+            if saved.get(name) != getattr(config, name)
+        ]
         if wrong:
-            raise ValueError(f"{path} does not fit this config (" + "; ".join(wrong) + "); resume with the "
-                             "checkpoint's settings for these fields")
+            raise ValueError(
+                f"{path} does not fit this config (" + "; ".join(wrong) + "); resume with the "
+                "checkpoint's settings for these fields"
+            )
     return data
 
 
@@ -47,8 +53,9 @@ def export_policy(checkpoint: str, out: str) -> None:
     """Write the playing part of a training checkpoint (config, model, progress and learning curve;
     no optimiser, env or pool state) to ``out``: what ships as ``agents/policies/ppo.pt``."""
     data = load_checkpoint(checkpoint)
-    save_checkpoint(out, {key: data[key] for key in ("config", "model", "update", "global_step", "elapsed", "curve")
-                          if key in data})
+    save_checkpoint(
+        out, {key: data[key] for key in ("config", "model", "update", "global_step", "elapsed", "curve") if key in data}
+    )
 
 
 def arrays_state(owner: Any, names: list[str]) -> dict:
@@ -61,8 +68,9 @@ def load_arrays(owner: Any, saved: dict) -> None:
     for name, value in saved.items():
         target = getattr(owner, name)
         if target.shape != value.shape or target.dtype != value.dtype:
-            raise ValueError(f"checkpoint array {name} is {value.dtype}{value.shape}, expected "
-                             f"{target.dtype}{target.shape}")
+            raise ValueError(
+                f"checkpoint array {name} is {value.dtype}{value.shape}, expected {target.dtype}{target.shape}"
+            )
         target[...] = value
 
 
@@ -89,5 +97,13 @@ def torch_tree(tree: Any) -> Any:
     return tree
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "export_policy", "numpy_tree", "torch_tree", "arrays_state",
-           "load_arrays", "STRUCTURAL"]
+__all__ = [
+    "save_checkpoint",
+    "load_checkpoint",
+    "export_policy",
+    "numpy_tree",
+    "torch_tree",
+    "arrays_state",
+    "load_arrays",
+    "STRUCTURAL",
+]

@@ -13,6 +13,7 @@ exploiter it trains is itself a PPO run): a curve point ``{"exploit": "exact" or
 The evaluation process ignores SIGINT (a Ctrl-C at the terminal reaches every process of the
 group): the trainer decides what a signal means (``interrupt.py``) and ends the process itself.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -35,14 +36,23 @@ def _evaluation_process() -> None:
         pass
 
 
-def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, rules: Any,
-                      exploit_minutes: float | None = None, exploitability: Callable | None = None) -> list[dict]:
+def evaluate_snapshot(
+    path: str,
+    opponents: list[str],
+    deals: int,
+    seed: int,
+    rules: Any,
+    exploit_minutes: float | None = None,
+    exploitability: Callable | None = None,
+) -> list[dict]:
     """Runs in the evaluation process: duplicate chips per hand of ``ppo:path`` against each
     opponent and, with ``exploit_minutes``, ``exploitability(spec, rules, minutes, seed, deals)``
     (module docstring); the snapshot file is removed afterwards."""
     import torch
+
     torch.set_num_threads(1)
     from tiengow.agents.arena import evaluate
+
     results = []
     for opponent in opponents:
         result = evaluate(f"ppo:{path}", opponent, deals, seed=seed, rules=rules, workers=1)
@@ -56,12 +66,21 @@ def evaluate_snapshot(path: str, opponents: list[str], deals: int, seed: int, ru
 class BackgroundEval:
     """Duplicate evaluations of snapshots in one spawned worker process (module docstring)."""
 
-    def __init__(self, opponents: list[str], deals: int, seed: int, rules: Any, notice: Callable[[str], None],
-                 exploit_minutes: float = 2.0, exploitability: Callable | None = None):
+    def __init__(
+        self,
+        opponents: list[str],
+        deals: int,
+        seed: int,
+        rules: Any,
+        notice: Callable[[str], None],
+        exploit_minutes: float = 2.0,
+        exploitability: Callable | None = None,
+    ):
         self.opponents, self.deals, self.seed, self.rules, self.notice = list(opponents), deals, seed, rules, notice
         self.exploit_minutes, self.exploitability = exploit_minutes, exploitability
-        self.executor = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"),
-                                                               initializer=_evaluation_process)
+        self.executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=1, mp_context=mp.get_context("spawn"), initializer=_evaluation_process
+        )
         self.futures: list[tuple[concurrent.futures.Future, int, float]] = []
 
     @property
@@ -76,9 +95,16 @@ class BackgroundEval:
         fd, path = tempfile.mkstemp(prefix="ppo-eval-", suffix=".pt")
         os.close(fd)
         save_checkpoint(path, payload)
-        future = self.executor.submit(evaluate_snapshot, path, self.opponents if evaluate else [], self.deals,
-                                      self.seed, self.rules, self.exploit_minutes if exploit else None,
-                                      self.exploitability)
+        future = self.executor.submit(
+            evaluate_snapshot,
+            path,
+            self.opponents if evaluate else [],
+            self.deals,
+            self.seed,
+            self.rules,
+            self.exploit_minutes if exploit else None,
+            self.exploitability,
+        )
         self.futures.append((future, step, seconds))
 
     def results(self, wait: bool) -> list[dict]:
@@ -130,8 +156,10 @@ def plot_curve(curve: list[dict], path: str, title: str = "PPO learning curve") 
     """Write the evaluations of a run (``curve.json``, or a checkpoint's ``curve``) as a PNG: duplicate
     chips per hand against each opponent, with the 95% CI, over the minutes of training."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     curve = [point for point in curve if "opponent" in point]  # exploitability points have none
     for opponent in sorted({point["opponent"] for point in curve}):

@@ -25,6 +25,7 @@
 * **Logging.** TensorBoard scalars (``charts/``, ``losses/``, ``eval/``, ``exploit/``) and
   ``curve.json`` in ``log_dir``.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,11 @@ from .runs import ScalarLog, check_output_path
 
 def env_array_names(env: VectorEnv) -> list[str]:
     """Every array of a VectorEnv's state (it has no state_dict of its own)."""
-    return sorted(name for name, value in vars(env).items() if isinstance(value, np.ndarray) and value.ndim > 0
-                  and name not in ("_offsets",))
+    return sorted(
+        name
+        for name, value in vars(env).items()
+        if isinstance(value, np.ndarray) and value.ndim > 0 and name not in ("_offsets",)
+    )
 
 
 # ============================================================================ rollout workers
@@ -78,16 +82,16 @@ class RayCollection:
 
 def filled(buffer: Buffer) -> Buffer:
     """The decisions of ``buffer`` taken so far, as views (what a Ray worker sends back)."""
-    return Buffer(*(getattr(buffer, name)[:buffer.count] for name in BUFFER_ARRAYS), count=buffer.count)
+    return Buffer(*(getattr(buffer, name)[: buffer.count] for name in BUFFER_ARRAYS), count=buffer.count)
 
 
 def concatenate(parts: list[Buffer]) -> Buffer:
     """The rollouts of several workers as one buffer; ``next_decision`` indices are shifted by
     the start of their part (chains never cross workers: each has envs of its own)."""
-    arrays = {name: np.concatenate([getattr(part, name)[:part.count] for part in parts]) for name in BUFFER_ARRAYS}
+    arrays = {name: np.concatenate([getattr(part, name)[: part.count] for part in parts]) for name in BUFFER_ARRAYS}
     start = 0
     for part in parts:
-        chain = arrays["next_decision"][start:start + part.count]
+        chain = arrays["next_decision"][start : start + part.count]
         chain[chain >= 0] += start
         start += part.count
     return Buffer(**arrays, count=start)
@@ -129,10 +133,13 @@ class RolloutWorker:
 
     def state(self) -> dict:
         """Everything a resumed run needs to continue these envs exactly."""
-        return {"env": arrays_state(self.env, env_array_names(self.env)),
-                "seating": arrays_state(self.seating, ["kind", "learner_seat", "pending", "carry"]),
-                "numpy": self.collector.rng.bit_generator.state, "opponents": self.collector.agent_states(),
-                "sampling": self.collector.generator.get_state().numpy()}
+        return {
+            "env": arrays_state(self.env, env_array_names(self.env)),
+            "seating": arrays_state(self.seating, ["kind", "learner_seat", "pending", "carry"]),
+            "numpy": self.collector.rng.bit_generator.state,
+            "opponents": self.collector.agent_states(),
+            "sampling": self.collector.generator.get_state().numpy(),
+        }
 
     def load_state(self, state: dict) -> None:
         load_arrays(self.env, state["env"])
@@ -158,6 +165,7 @@ class LocalRollouts:
                 holder["result"] = self.workers[0].collect(weights, pool_version, pool)
             except BaseException as err:  # re-raised in the learner's thread
                 holder["error"] = err
+
         thread = threading.Thread(target=run, name="ppo-collector", daemon=True)
         thread.start()
         self.job = (thread, holder)
@@ -193,8 +201,10 @@ class RayRollouts:
             raise ValueError(f"--rollout-workers must be between 1 and num_envs ({config.num_envs}), got {workers!r}")
         cpus = int(self.ray.cluster_resources().get("CPU", 0))
         if workers > cpus:
-            raise ValueError(f"{workers} rollout workers need {workers} CPUs (one each), and the Ray cluster has "
-                             f"{cpus}; use --rollout-workers {max(cpus, 1)} or add machines (README: Scaling out)")
+            raise ValueError(
+                f"{workers} rollout workers need {workers} CPUs (one each), and the Ray cluster has "
+                f"{cpus}; use --rollout-workers {max(cpus, 1)} or add machines (README: Scaling out)"
+            )
         self.config, self.notice = config, notice
         bounds = np.linspace(0, config.num_envs, workers + 1).astype(int)
         self.parts = [(int(a), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -233,18 +243,22 @@ class RayRollouts:
         """The result of ``call(worker k)`` (or of its ``pending`` call). When the worker has died, a
         new incarnation takes its place (its envs start new episodes) and the call is made again."""
         from ray.exceptions import RayActorError
+
         for deaths in range(1, self.MAX_DEATHS + 1):
             try:
                 return self.ray.get(pending if pending is not None else call(self.workers[k]))
             except RayActorError as err:
                 if deaths == self.MAX_DEATHS:
-                    raise ValueError(f"rollout worker {k} died {deaths} times in a row; last: "
-                                     f"{str(err).splitlines()[0]}") from None
+                    raise ValueError(
+                        f"rollout worker {k} died {deaths} times in a row; last: {str(err).splitlines()[0]}"
+                    ) from None
                 pending = None
                 self.incarnations[k] += 1
                 first_env, num_envs = self.parts[k]
-                self.notice(f"rollout worker {k} died; restarting it (envs {first_env}..{first_env + num_envs - 1} "
-                            "start new episodes)")
+                self.notice(
+                    f"rollout worker {k} died; restarting it (envs {first_env}..{first_env + num_envs - 1} "
+                    "start new episodes)"
+                )
                 self.workers[k] = self._spawn(k)
 
     def close(self) -> None:
@@ -262,8 +276,10 @@ def warm_weights(config: PpoConfig, path: str) -> dict:
             make_network(config).load_state_dict(weights)
     except RuntimeError as err:  # "Error(s) in loading state_dict ...:" then the mismatches, one a line
         lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        raise ValueError(f"warm start {path}: its network does not fit this run's rules, hidden and layers "
-                         f"({lines[min(1, len(lines) - 1)][:200]})") from None
+        raise ValueError(
+            f"warm start {path}: its network does not fit this run's rules, hidden and layers "
+            f"({lines[min(1, len(lines) - 1)][:200]})"
+        ) from None
     return weights
 
 
@@ -276,31 +292,46 @@ def check_paths(config: PpoConfig, resume: str | None) -> None:
     if given.log_dir:  # False: no logs
         check_output_path(given.log_dir, "log_dir", folder_only=True)
         if resume is None and os.path.exists(os.path.join(given.log_dir, "curve.json")):
-            raise ValueError(f"{given.log_dir} already holds the curve.json and logs of another run; give out (--out) "
-                             "in a new or empty folder, or another log_dir, so that this run does not write over them")
+            raise ValueError(
+                f"{given.log_dir} already holds the curve.json and logs of another run; give out (--out) "
+                "in a new or empty folder, or another log_dir, so that this run does not write over them"
+            )
 
 
 def read_resume(path: str, config: PpoConfig) -> dict:
     """The training checkpoint to resume from; ValueError for a file that cannot be resumed."""
     data = load_checkpoint(path, config)
     if "optimizer" not in data:
-        raise ValueError(f"{path} holds a policy for play (exported, without the optimiser and env state); "
-                         "resume from the run's training checkpoint (the config's out)")
+        raise ValueError(
+            f"{path} holds a policy for play (exported, without the optimiser and env state); "
+            "resume from the run's training checkpoint (the config's out)"
+        )
     if "rollouts" not in data:
-        raise ValueError(f"{path} was written before rollout workers kept their own state, and cannot be "
-                         f"resumed; it still plays as ppo:{path}, or export_policy() it")
+        raise ValueError(
+            f"{path} was written before rollout workers kept their own state, and cannot be "
+            f"resumed; it still plays as ppo:{path}, or export_policy() it"
+        )
     return data
 
 
 class Run:
     """One call of ``train``: the learner, its rollouts, and its bookkeeping between updates."""
 
-    def __init__(self, config: PpoConfig, resume: str | None, notice: Callable[[str], None],
-                 ray: RayCollection | None, warm_start: str | None, exploitability: Callable | None):
+    def __init__(
+        self,
+        config: PpoConfig,
+        resume: str | None,
+        notice: Callable[[str], None],
+        ray: RayCollection | None,
+        warm_start: str | None,
+        exploitability: Callable | None,
+    ):
         config.validate()
         if config.exploit_interval and exploitability is None:
-            raise ValueError("exploit_interval needs a measure of exploitability: train(..., exploitability="
-                             "tiengow.training.exploit.snapshot_exploitability), as tiengow train ppo passes")
+            raise ValueError(
+                "exploit_interval needs a measure of exploitability: train(..., exploitability="
+                "tiengow.training.exploit.snapshot_exploitability), as tiengow train ppo passes"
+            )
         check_paths(config, resume)
         torch.set_num_threads(config.threads)
         self.notice, self.resume = notice, resume
@@ -330,9 +361,19 @@ class Run:
         if not resume:
             self.log.text("config", "```\n" + json.dumps(config.to_dict(), indent=1) + "\n```")
         self.evaluating = bool(config.eval_interval and config.eval_opponents)
-        self.evaluator = BackgroundEval(config.eval_opponents, config.eval_deals, config.eval_seed, config.rules,
-                                        notice, config.exploit_minutes, exploitability) \
-            if self.evaluating or config.exploit_interval else None
+        self.evaluator = (
+            BackgroundEval(
+                config.eval_opponents,
+                config.eval_deals,
+                config.eval_seed,
+                config.rules,
+                notice,
+                config.exploit_minutes,
+                exploitability,
+            )
+            if self.evaluating or config.exploit_interval
+            else None
+        )
         self.evaluated = -1  # the update of the last evaluation submitted
         self.in_flight = False  # at most one rollout is being collected
         self.last_point: dict = {}
@@ -346,8 +387,10 @@ class Run:
         if len(data["rollouts"]) == len(self.rollouts.workers):
             self.rollouts.load_state(numpy_tree(data["rollouts"]))
         else:
-            self.notice(f"{self.resume} was collected by {len(data['rollouts'])} rollout worker(s), this run has "
-                        f"{len(self.rollouts.workers)}: the envs start new episodes")
+            self.notice(
+                f"{self.resume} was collected by {len(data['rollouts'])} rollout worker(s), this run has "
+                f"{len(self.rollouts.workers)}: the envs start new episodes"
+            )
         self.pool = numpy_tree(list(data["pool"]))
         self.pool_version = 1
         self.curve = list(data["curve"])
@@ -356,11 +399,21 @@ class Run:
         self.notice(f"resumed {self.resume} at update {self.update}, {self.global_step:,} env steps")
 
     def checkpoint(self) -> None:
-        save_checkpoint(self.config.out, {
-            "config": self.config.to_dict(), "model": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "rng": {"torch": torch.get_rng_state(), "shuffle": self.shuffle.get_state()},
-            "rollouts": torch_tree(self.rollouts.state()), "pool": torch_tree(self.pool), "curve": self.curve,
-            "update": self.update, "global_step": self.global_step, "elapsed": self.elapsed})
+        save_checkpoint(
+            self.config.out,
+            {
+                "config": self.config.to_dict(),
+                "model": self.net.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "rng": {"torch": torch.get_rng_state(), "shuffle": self.shuffle.get_state()},
+                "rollouts": torch_tree(self.rollouts.state()),
+                "pool": torch_tree(self.pool),
+                "curve": self.curve,
+                "update": self.update,
+                "global_step": self.global_step,
+                "elapsed": self.elapsed,
+            },
+        )
 
     def continues(self, update: int, max_updates: int | None) -> bool:
         """Whether update ``update`` (0-based) is one this call trains."""
@@ -401,17 +454,23 @@ class Run:
         config, step = self.config, self.global_step
         opponents = pool_members(config) + ["past"]  # the names of the pool's episode statistics
         opponent_chips = [c for k in opponents for c in stats.get(k, [])]
-        self.last_point = {"update": self.update, "steps_per_second": config.batch_steps / seconds,
-                           "hands_per_second": stats.get("hands", 0) / seconds, **losses}
+        self.last_point = {
+            "update": self.update,
+            "steps_per_second": config.batch_steps / seconds,
+            "hands_per_second": stats.get("hands", 0) / seconds,
+            **losses,
+        }
         if opponent_chips:
             self.last_point["episode_chips"] = float(np.mean(opponent_chips))
         session_rate = (self.update - self.start_update) * config.batch_steps / (self.elapsed - self.start_elapsed)
-        for tag, value in (("steps_per_second", config.batch_steps / seconds),
-                           ("steps_per_second_session", session_rate),
-                           ("hands_per_second", stats.get("hands", 0) / seconds),
-                           ("collect_wait_fraction", wait_seconds / seconds),
-                           ("learning_rate", self.optimizer.param_groups[0]["lr"]),
-                           ("elapsed_minutes", self.elapsed / 60)):
+        for tag, value in (
+            ("steps_per_second", config.batch_steps / seconds),
+            ("steps_per_second_session", session_rate),
+            ("hands_per_second", stats.get("hands", 0) / seconds),
+            ("collect_wait_fraction", wait_seconds / seconds),
+            ("learning_rate", self.optimizer.param_groups[0]["lr"]),
+            ("elapsed_minutes", self.elapsed / 60),
+        ):
             self.log.add(f"charts/{tag}", value, step)
         if opponent_chips:
             self.log.add("charts/episode_chips", float(np.mean(opponent_chips)), step)
@@ -423,12 +482,19 @@ class Run:
 
     def due(self) -> tuple[bool, bool]:
         """(evaluate, measure exploitability) after this update."""
-        return (self.evaluating and self.update % self.config.eval_interval == 0,
-                bool(self.config.exploit_interval) and self.update % self.config.exploit_interval == 0)
+        return (
+            self.evaluating and self.update % self.config.eval_interval == 0,
+            bool(self.config.exploit_interval) and self.update % self.config.exploit_interval == 0,
+        )
 
     def submit(self, evaluate: bool, exploit: bool) -> None:
-        self.evaluator.submit({"config": self.config.to_dict(), "model": self.net.state_dict()}, self.global_step,
-                              self.elapsed, evaluate=evaluate, exploit=exploit)
+        self.evaluator.submit(
+            {"config": self.config.to_dict(), "model": self.net.state_dict()},
+            self.global_step,
+            self.elapsed,
+            evaluate=evaluate,
+            exploit=exploit,
+        )
         self.evaluated = self.update
 
     def record_evaluations(self, wait: bool) -> None:
@@ -436,17 +502,22 @@ class Run:
         for point in self.evaluator.results(wait) if self.evaluator is not None else []:
             self.curve.append(point)
             if "exploit" in point:  # how much one deviator takes from the policy (ppo_eval)
-                self.log.add(f"exploit/{'exact_gain' if point['exploit'] == 'exact' else 'gain'}", point["gain"],
-                             point["step"])
-                self.notice(f"exploitability at {point['step']:,} steps: a best response gains "
-                            f"{point['gain']:+.3f} chips/hand ({point['exploit']})")
+                self.log.add(
+                    f"exploit/{'exact_gain' if point['exploit'] == 'exact' else 'gain'}", point["gain"], point["step"]
+                )
+                self.notice(
+                    f"exploitability at {point['step']:,} steps: a best response gains "
+                    f"{point['gain']:+.3f} chips/hand ({point['exploit']})"
+                )
                 continue
             opponent, step, low, high = point["opponent"], point["step"], *point["ci95"]
             self.log.add(f"eval/chips_vs_{opponent}", point["chips_per_hand"], step)
             self.log.add(f"eval/ci95_low_vs_{opponent}", low, step)
             self.log.add(f"eval/ci95_high_vs_{opponent}", high, step)
-            self.notice(f"eval at {step:,} steps ({point['seconds'] / 60:.1f} min of training): "
-                        f"{point['chips_per_hand']:+.3f} chips/hand vs {opponent} [{low:+.3f}, {high:+.3f}]")
+            self.notice(
+                f"eval at {step:,} steps ({point['seconds'] / 60:.1f} min of training): "
+                f"{point['chips_per_hand']:+.3f} chips/hand vs {opponent} [{low:+.3f}, {high:+.3f}]"
+            )
 
     def after_update(self) -> None:
         """Evaluations due and done, and the checkpoint when one is due."""
@@ -473,15 +544,29 @@ class Run:
         self.log.close()
 
     def summary(self, session: float) -> dict:
-        return {"out": self.config.out, "log_dir": self.config.log_dir or None, "update": self.update,
-                "global_step": self.global_step, "elapsed": self.elapsed, "session_seconds": session,
-                "steps_per_second": (self.update - self.start_update) * self.config.batch_steps / max(session, 1e-9),
-                "last": self.last_point, "curve": self.curve}
+        return {
+            "out": self.config.out,
+            "log_dir": self.config.log_dir or None,
+            "update": self.update,
+            "global_step": self.global_step,
+            "elapsed": self.elapsed,
+            "session_seconds": session,
+            "steps_per_second": (self.update - self.start_update) * self.config.batch_steps / max(session, 1e-9),
+            "last": self.last_point,
+            "curve": self.curve,
+        }
 
 
-def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int, dict], None] | None = None,
-          notice: Callable[[str], None] = print, max_updates: int | None = None, ray: RayCollection | None = None,
-          warm_start: str | None = None, exploitability: Callable | None = None) -> dict:
+def train(
+    config: PpoConfig,
+    resume: str | None = None,
+    progress: Callable[[int, dict], None] | None = None,
+    notice: Callable[[str], None] = print,
+    max_updates: int | None = None,
+    ray: RayCollection | None = None,
+    warm_start: str | None = None,
+    exploitability: Callable | None = None,
+) -> dict:
     """Train (or, with ``resume``, continue) a run; returns a summary. ``progress(env_steps, point)``
     is called after each update; ``max_updates`` stops this call early (a later resume continues).
     ``warm_start`` starts a new run from the weights of a checkpoint of the same network shape.
@@ -493,8 +578,10 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
     run = Run(config, resume, notice, ray, warm_start, exploitability)
     config = run.config
     if config.updates * config.batch_steps != config.total_steps and config.max_seconds is None:
-        notice(f"total_steps {config.total_steps:,} is taken in whole updates of num_envs x rollout_steps = "
-               f"{config.batch_steps:,} env steps: this run trains {config.updates * config.batch_steps:,}")
+        notice(
+            f"total_steps {config.total_steps:,} is taken in whole updates of num_envs x rollout_steps = "
+            f"{config.batch_steps:,} env steps: this run trains {config.updates * config.batch_steps:,}"
+        )
     session_start = time.perf_counter()
     try:
         with stop_on_signal() as stop:
@@ -502,8 +589,11 @@ def train(config: PpoConfig, resume: str | None = None, progress: Callable[[int,
                 if run.out_of_time():
                     notice(f"stopping at the time limit ({config.max_seconds:.0f} s of training in this run)")
                     break
-                overlap = config.overlap and run.continues(run.update + 1, max_updates) \
-                    and (run.update + 1) % config.checkpoint_interval != 0  # a checkpoint drains the pipeline
+                overlap = (
+                    config.overlap
+                    and run.continues(run.update + 1, max_updates)
+                    and (run.update + 1) % config.checkpoint_interval != 0
+                )  # a checkpoint drains the pipeline
                 point = run.step(overlap and not stop)
                 point["elapsed"] = run.elapsed
                 if config.max_seconds is not None:

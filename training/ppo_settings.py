@@ -1,6 +1,7 @@
 """What each ``PpoConfig`` setting may be, and the settings of a resumed run or of one about to
 write: the checks of ``training/ppo.py``'s config, kept out of the algorithm's file.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,15 +20,39 @@ Config = TypeVar("Config")
 
 # What each setting may be (``PpoConfig.validate``): whole numbers (name, low, high), and other
 # numbers (name, low, high, whether null is allowed); a number in POSITIVE must be above its low.
-INTEGERS = (("hands", 1, 10**6), ("seed", 0, 2**63 - 1), ("total_steps", 1, 10**15), ("num_envs", 1, 2**20),
-            ("rollout_steps", 1, 2**20), ("hidden", 1, 2**16), ("layers", 1, 64), ("update_epochs", 1, 10**4),
-            ("minibatch_size", 1, 2**30), ("pool_size", 0, 10**4), ("pool_interval", 1, 10**9),
-            ("eval_interval", 0, 10**9), ("eval_deals", 1, 10**7), ("eval_seed", 0, 2**63 - 1),
-            ("exploit_interval", 0, 10**9), ("checkpoint_interval", 1, 10**9), ("threads", 1, 256))
-NUMBERS = (("max_seconds", 0, math.inf, True), ("lr", 0, math.inf, False), ("gamma", 0, 1, False),
-           ("gae_lambda", 0, 1, False), ("clip_coef", 0, math.inf, False), ("ent_coef", 0, math.inf, False),
-           ("vf_coef", 0, math.inf, False), ("max_grad_norm", 0, math.inf, False), ("target_kl", 0, math.inf, True),
-           ("reward_scale", 0, math.inf, False), ("opponent_mix", 0, 1, False), ("exploit_minutes", 0, math.inf, False))
+INTEGERS = (
+    ("hands", 1, 10**6),
+    ("seed", 0, 2**63 - 1),
+    ("total_steps", 1, 10**15),
+    ("num_envs", 1, 2**20),
+    ("rollout_steps", 1, 2**20),
+    ("hidden", 1, 2**16),
+    ("layers", 1, 64),
+    ("update_epochs", 1, 10**4),
+    ("minibatch_size", 1, 2**30),
+    ("pool_size", 0, 10**4),
+    ("pool_interval", 1, 10**9),
+    ("eval_interval", 0, 10**9),
+    ("eval_deals", 1, 10**7),
+    ("eval_seed", 0, 2**63 - 1),
+    ("exploit_interval", 0, 10**9),
+    ("checkpoint_interval", 1, 10**9),
+    ("threads", 1, 256),
+)
+NUMBERS = (
+    ("max_seconds", 0, math.inf, True),
+    ("lr", 0, math.inf, False),
+    ("gamma", 0, 1, False),
+    ("gae_lambda", 0, 1, False),
+    ("clip_coef", 0, math.inf, False),
+    ("ent_coef", 0, math.inf, False),
+    ("vf_coef", 0, math.inf, False),
+    ("max_grad_norm", 0, math.inf, False),
+    ("target_kl", 0, math.inf, True),
+    ("reward_scale", 0, math.inf, False),
+    ("opponent_mix", 0, 1, False),
+    ("exploit_minutes", 0, math.inf, False),
+)
 POSITIVE = {"max_seconds", "lr", "clip_coef", "max_grad_norm", "target_kl", "reward_scale", "exploit_minutes"}
 
 
@@ -38,11 +63,18 @@ def check_settings(config: Any) -> None:
     for name in ("anneal_lr", "overlap"):
         if not isinstance(getattr(config, name), bool):
             raise ValueError(f"{name} must be true or false, got {getattr(config, name)!r}")
-    if not isinstance(config.pool_weights, dict) or not all(isinstance(k, str) for k in config.pool_weights) \
-            or any(isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf
-                   for w in config.pool_weights.values()):
-        raise ValueError(f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
-                         f"weights >= 0, got {config.pool_weights!r}")
+    if (
+        not isinstance(config.pool_weights, dict)
+        or not all(isinstance(k, str) for k in config.pool_weights)
+        or any(
+            isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < math.inf
+            for w in config.pool_weights.values()
+        )
+    ):
+        raise ValueError(
+            f"pool_weights maps past and agent specs (greedy, expert, pimc:8, ppo:PATH, ...) to "
+            f"weights >= 0, got {config.pool_weights!r}"
+        )
     for spec in config.pool_weights:
         if spec != "past":
             try:
@@ -50,15 +82,22 @@ def check_settings(config: Any) -> None:
             except ValueError as err:
                 raise ValueError(f"pool_weights: {err}") from None
     if config.opponent_mix > 0 and not sum(w for k, w in config.pool_weights.items() if k != "past") > 0:
-        raise ValueError("pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
-                         "> 0 (the pool has no past snapshot before the first pool_interval updates)")
+        raise ValueError(
+            "pool_weights needs an agent (greedy, expert, ...) with a weight > 0 when opponent_mix "
+            "> 0 (the pool has no past snapshot before the first pool_interval updates)"
+        )
     check_agent_specs("eval_opponents", config.eval_opponents, config.rules)
-    if config.out is not None and (not isinstance(config.out, str) or not config.out or os.path.isdir(config.out)
-                                   or config.out.endswith(("/", os.sep))):
+    if config.out is not None and (
+        not isinstance(config.out, str)
+        or not config.out
+        or os.path.isdir(config.out)
+        or config.out.endswith(("/", os.sep))
+    ):
         raise ValueError(f"out is the checkpoint's file path (or null for a new run folder), got {config.out!r}")
     if config.log_dir is True or config.log_dir == "" or not isinstance(config.log_dir, (str, bool, type(None))):
-        raise ValueError(f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), "
-                         f"got {config.log_dir!r}")
+        raise ValueError(
+            f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), got {config.log_dir!r}"
+        )
 
 
 def config_for_resume(cls: type[Config], checkpoint: str, overrides: list[str] | None = None) -> Config:
@@ -69,9 +108,11 @@ def config_for_resume(cls: type[Config], checkpoint: str, overrides: list[str] |
     changes = parse_overrides(overrides or [])
     for name in STRUCTURAL:
         if name in changes and changes[name] != saved.get(name):
-            raise ValueError(f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
-                             f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
-                             f"run keeps it (start a new run to change it)")
+            raise ValueError(
+                f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
+                f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
+                f"run keeps it (start a new run to change it)"
+            )
     # The run goes on where the checkpoint is now (it may have been copied or moved): its own
     # path, and beside it the log, if the log was beside the checkpoint it was written to.
     if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):

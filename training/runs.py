@@ -6,6 +6,7 @@
   output path that cannot be written, before the work that produces it starts;
 * ``ScalarLog(log_dir)``: the trainers' TensorBoard scalars (and the JSON files beside them).
 """
+
 from __future__ import annotations
 
 import os
@@ -48,8 +49,10 @@ def check_output_path(path: str, option: str, folder_only: bool = False, empty: 
     if folder_only and os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a file; give a folder")
     if empty and os.path.isdir(path) and any(os.scandir(path)):
-        raise ValueError(f"{option} {path}: the folder already holds files (an earlier run's?); give a new or "
-                         f"empty folder, so that two runs' outputs do not mix")
+        raise ValueError(
+            f"{option} {path}: the folder already holds files (an earlier run's?); give a new or "
+            f"empty folder, so that two runs' outputs do not mix"
+        )
     folder = os.path.abspath(path) if folder_only else os.path.dirname(os.path.abspath(path))
     ancestor = folder
     while not os.path.exists(ancestor):
@@ -86,8 +89,7 @@ class ScalarLog:
     event writer, else nothing (with a one-line notice). Never raises on a missing package.
     ``purge_step`` (a resumed run) hides the events an earlier run logged from that step on."""
 
-    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None,
-                 purge_step: int | None = None):
+    def __init__(self, log_dir: str | None, notice: Callable[[str], None] | None = None, purge_step: int | None = None):
         self.log_dir = log_dir
         self._add: Callable[[str, float, int], None] | None = None
         self._text: Callable[[str, str], None] = lambda tag, text: None
@@ -97,6 +99,7 @@ class ScalarLog:
         notice = notice or (lambda text: print(text, file=sys.stderr))
         try:
             from torch.utils.tensorboard import SummaryWriter
+
             writer = SummaryWriter(log_dir, purge_step=purge_step)
             self._add, self._text, self._close = writer.add_scalar, writer.add_text, writer.close
             return
@@ -110,8 +113,10 @@ class ScalarLog:
             from tensorboard.compat.proto.summary_pb2 import Summary
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
         except ImportError:
-            notice(f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
-                   f"the curve is still in the run summary, not in {log_dir}")
+            notice(
+                f"tiengow: TensorBoard logging skipped (neither torch nor tensorboard is installed); "
+                f"the curve is still in the run summary, not in {log_dir}"
+            )
             return
         try:
             os.makedirs(log_dir, exist_ok=True)

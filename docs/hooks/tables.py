@@ -1,6 +1,7 @@
 """mkdocs hook: every page's marked tables (``<!-- table:NAME -->`` ... ``<!-- /table -->``) are
 rendered afresh from the records in ``benchmarks/results`` as the site is built, by the same
 renderer that writes them into the committed pages (``python -m tiengow.benchmarks.render``)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -12,6 +12,7 @@ under test, one instance per seat, built by ``make_agent(SPEC, RULES, seed=seat)
 with ``SEED * 4 + seat`` before the hand. Every decision of the hand is recorded, by the action
 id. The micro CFR policy is exact for the ``micro`` rules only, so it plays those.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,11 @@ from tiengow_env.rules import RuleSet
 
 MICRO_POLICY = "agents/policies/cfr_micro.npz"  # relative to the repository root
 # (spec, rules, number of hands): at least 40 hands under standard and 10 under hongkong per bot
-CASES = [(spec, rules, hands)
-         for spec in ("random", "greedy", "expert", "pimc", "ismcts", "search", "champion", "ppo", "cfr")
-         for rules, hands in (("standard", 40), ("hongkong", 10))] + [(f"cfr:{MICRO_POLICY}", "micro", 40)]
+CASES = [
+    (spec, rules, hands)
+    for spec in ("random", "greedy", "expert", "pimc", "ismcts", "search", "champion", "ppo", "cfr")
+    for rules, hands in (("standard", 40), ("hongkong", 10))
+] + [(f"cfr:{MICRO_POLICY}", "micro", 40)]
 FIRST_SEED = 1000  # hands use seeds FIRST_SEED, FIRST_SEED + 1, ...
 OUT = Path(__file__).resolve().parent / "decisions.json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,13 +60,21 @@ def main() -> None:
     for spec, rules, hands in CASES:
         start = time.perf_counter()
         seeds = list(range(FIRST_SEED, FIRST_SEED + hands))
-        cases.append({"spec": spec, "rules": rules,
-                      "hands": [{"seed": s, "actions": play(spec, rules, s)} for s in seeds]})
+        cases.append(
+            {"spec": spec, "rules": rules, "hands": [{"seed": s, "actions": play(spec, rules, s)} for s in seeds]}
+        )
         decisions = sum(len(h["actions"]) for h in cases[-1]["hands"])
-        print(f"{spec:>40} {rules:>9}: {hands} hands, {decisions} decisions, "
-              f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
-    OUT.write_text(json.dumps({"about": "tests/data/make_decisions.py records this; tests/test_decisions.py "
-                                        "replays it", "cases": cases}, separators=(",", ":")) + "\n")
+        print(
+            f"{spec:>40} {rules:>9}: {hands} hands, {decisions} decisions, {time.perf_counter() - start:.1f} s",
+            file=sys.stderr,
+        )
+    OUT.write_text(
+        json.dumps(
+            {"about": "tests/data/make_decisions.py records this; tests/test_decisions.py replays it", "cases": cases},
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 The checkpoint goes to ``runs/train-distill/<timestamp>/distilled.pt`` unless ``--out`` (or
 ``--set out=PATH``) says otherwise; the last lines say where it went and how to play it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,16 @@ from .common import PlainProgress, add_config_options, add_partial_resume, read_
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
     """Add ``distill`` under ``tiengow train``."""
-    p = train_subparsers.add_parser("distill", help="expert iteration: distil a search bot's choices into a PPO "
-                                                    "network (configs/distill.yaml)")
-    add_config_options(p, "training.distill.DistillConfig", "distill", "--set hands=200 --set teacher=search",
-                       "runs/train-distill/<timestamp>/distilled.pt")
+    p = train_subparsers.add_parser(
+        "distill", help="expert iteration: distil a search bot's choices into a PPO network (configs/distill.yaml)"
+    )
+    add_config_options(
+        p,
+        "training.distill.DistillConfig",
+        "distill",
+        "--set hands=200 --set teacher=search",
+        "runs/train-distill/<timestamp>/distilled.pt",
+    )
     add_partial_resume(p)
     p.set_defaults(handler=cmd_train_distill)
 
@@ -30,6 +37,7 @@ def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
 def cmd_train_distill(args: argparse.Namespace) -> int:
     """Label and fit with plain progress lines on stderr; print where the checkpoint went."""
     from tiengow.training.distill import DistillConfig, distill
+
     config, resume = read_partial_config(DistillConfig, args)
     show = PlainProgress("distill")
 
@@ -39,21 +47,31 @@ def cmd_train_distill(args: argparse.Namespace) -> int:
         elif math.isnan(agreement):
             show(f"epoch {count}/{config.epochs}", last=True)
         else:
-            show(f"epoch {count}/{config.epochs}, agreement with the teacher on held-out decisions {agreement:.1%}",
-                 last=True)
+            show(
+                f"epoch {count}/{config.epochs}, agreement with the teacher on held-out decisions {agreement:.1%}",
+                last=True,
+            )
 
     summary = distill(config, progress=progress, resume=resume)
     if args.json:
         print(json_text(summary))
         return 0
-    print(f"wrote {summary['out']}: {summary['decisions']:,} decisions of {summary['hands']:,} hands, labelled in "
-          f"{summary['label_seconds'] / 60:.1f} min, fitted in {summary['fit_seconds'] / 60:.1f} min")
+    print(
+        f"wrote {summary['out']}: {summary['decisions']:,} decisions of {summary['hands']:,} hands, labelled in "
+        f"{summary['label_seconds'] / 60:.1f} min, fitted in {summary['fit_seconds'] / 60:.1f} min"
+    )
     if summary["held_out"]:
-        print(f"  agreement with {config.teacher} on {summary['held_out']:,} held-out decisions: "
-              f"{summary['agreement_before']:.1%} before, {summary['agreement_after']:.1%} after")
+        print(
+            f"  agreement with {config.teacher} on {summary['held_out']:,} held-out decisions: "
+            f"{summary['agreement_before']:.1%} before, {summary['agreement_after']:.1%} after"
+        )
     else:
-        print(f"  no decisions held out (validation={config.validation:g} of {summary['decisions']:,} decisions): "
-              "agreement with the teacher not measured")
-    print(f"  play it: tiengow eval ppo:{summary['out']} --vs ppo; search with it: "
-          f"tiengow eval champion:prior={summary['out']} --vs search")
+        print(
+            f"  no decisions held out (validation={config.validation:g} of {summary['decisions']:,} decisions): "
+            "agreement with the teacher not measured"
+        )
+    print(
+        f"  play it: tiengow eval ppo:{summary['out']} --vs ppo; search with it: "
+        f"tiengow eval champion:prior={summary['out']} --vs search"
+    )
     return 0

@@ -7,6 +7,7 @@
 The checkpoint goes to ``runs/train-locator/<timestamp>/locator.pt`` unless ``--out`` (or
 ``--set out=PATH``) says otherwise; the last lines say where it went and how to play with it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,10 +19,16 @@ from .common import PlainProgress, add_config_options, add_partial_resume, read_
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
     """Add ``locator`` under ``tiengow train``."""
-    p = train_subparsers.add_parser("locator", help="the tile locator: learn where the hidden tiles lie from hands "
-                                                    "of search (configs/locator.yaml)")
-    add_config_options(p, "training.locator.LocatorConfig", "locator", "--set hands=200 --set epochs=1",
-                       "runs/train-locator/<timestamp>/locator.pt")
+    p = train_subparsers.add_parser(
+        "locator", help="the tile locator: learn where the hidden tiles lie from hands of search (configs/locator.yaml)"
+    )
+    add_config_options(
+        p,
+        "training.locator.LocatorConfig",
+        "locator",
+        "--set hands=200 --set epochs=1",
+        "runs/train-locator/<timestamp>/locator.pt",
+    )
     add_partial_resume(p)
     p.set_defaults(handler=cmd_train_locator)
 
@@ -29,6 +36,7 @@ def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
 def cmd_train_locator(args: argparse.Namespace) -> int:
     """Play and fit with plain progress lines on stderr; print where the checkpoint went."""
     from tiengow.training.locator import LocatorConfig, train_locator
+
     config, resume = read_partial_config(LocatorConfig, args)
     show = PlainProgress("locator")
 
@@ -42,9 +50,13 @@ def cmd_train_locator(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(summary))
         return 0
-    print(f"wrote {summary['out']}: {summary['states']:,} information states of {summary['hands']:,} hands, played "
-          f"in {summary['play_seconds'] / 60:.1f} min, fitted in {summary['fit_seconds'] / 60:.1f} min")
-    print(f"  held-out loss ({summary['held_out']:,} states): {summary['held_out_nats']:.4f} nats a hidden tile, "
-          f"the uniform deal {summary['uniform_nats']:.4f} (gain {summary['gain_nats']:+.4f})")
+    print(
+        f"wrote {summary['out']}: {summary['states']:,} information states of {summary['hands']:,} hands, played "
+        f"in {summary['play_seconds'] / 60:.1f} min, fitted in {summary['fit_seconds'] / 60:.1f} min"
+    )
+    print(
+        f"  held-out loss ({summary['held_out']:,} states): {summary['held_out_nats']:.4f} nats a hidden tile, "
+        f"the uniform deal {summary['uniform_nats']:.4f} (gain {summary['gain_nats']:+.4f})"
+    )
     print(f"  search with it: tiengow eval champion:locator={summary['out']} --vs search")
     return 0

@@ -10,6 +10,7 @@ imported when a command runs.
     ui/play.py      the match loop and the reading of typed moves
     ui/show.py      a hand record drawn trick by trick
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,19 +22,31 @@ RULES_HELP = "preset name, YAML/TOML file, or JSON object of switches (default: 
 def add_parsers(subparsers) -> None:
     """Add ``play`` and ``show`` to the ``tiengow`` sub-command parsers."""
     from tiengow.options import int_option
-    p = subparsers.add_parser("play", help="play one seat against three bots, a match of several hands",
-                              description="Play Tien Gow against bots. Type ? during play for help. "
-                                          "Input may come from a pipe; end of input ends the match (exit 0).")
-    p.add_argument("--vs", default="expert", help="the bots' agent spec: random, greedy, expert, pimc[:samples], "
-                                                  "ppo:PATH, ... (default: expert)")
+
+    p = subparsers.add_parser(
+        "play",
+        help="play one seat against three bots, a match of several hands",
+        description="Play Tien Gow against bots. Type ? during play for help. "
+        "Input may come from a pipe; end of input ends the match (exit 0).",
+    )
+    p.add_argument(
+        "--vs",
+        default="expert",
+        help="the bots' agent spec: random, greedy, expert, pimc[:samples], ppo:PATH, ... (default: expert)",
+    )
     p.add_argument("--seat", type=int_option(0), default=0, help="your seat, 0 to 3 (default: 0)")
     p.add_argument("--rules", help=RULES_HELP)
     p.add_argument("--hands", type=int_option(1), default=8, help="hands in the match (default: 8)")
     p.add_argument("--seed", type=int_option(0), help="seed of the deals and the bots (default: random, and printed)")
-    p.add_argument("--save", metavar="DIR", help="directory for the hand records, new or empty, made at the first "
-                                                 "finished hand (default: runs/play/DATE-TIME)")
-    p = subparsers.add_parser("show", help="draw a hand record trick by trick, with each seat's tiles and "
-                                           "the settlement")
+    p.add_argument(
+        "--save",
+        metavar="DIR",
+        help="directory for the hand records, new or empty, made at the first "
+        "finished hand (default: runs/play/DATE-TIME)",
+    )
+    p = subparsers.add_parser(
+        "show", help="draw a hand record trick by trick, with each seat's tiles and the settlement"
+    )
     p.add_argument("path", metavar="RECORD", help="a .json record, or .jsonl with one record per line")
     p.add_argument("--index", type=int_option(1), help="which record of a .jsonl file, counting from 1 (default: 1)")
     p.add_argument("--step", action="store_true", help="wait for Enter after each trick")
@@ -42,12 +55,14 @@ def add_parsers(subparsers) -> None:
 def cmd_play(args: argparse.Namespace) -> int:
     """Run ``tiengow play``."""
     from .play import cmd_play as run
+
     return run(args)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Run ``tiengow show``."""
     from .show import cmd_show as run
+
     return run(args)
 
 

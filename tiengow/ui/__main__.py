@@ -1,4 +1,5 @@
 """``python -m tiengow.ui play ...`` (the ``tiengow play`` and ``show`` commands)."""
+
 import sys
 
 from . import main

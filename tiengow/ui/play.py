@@ -14,6 +14,7 @@ one record action. Input is read line by line, from a terminal or a pipe; end of
 ``q``, ends the match after saying so in one line (exit status 0). The hand in progress is
 then not saved, since an unfinished record does not replay.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,7 +41,7 @@ from . import render as R
 from .tracker import HandLog, Move, Trick
 
 DISCARD_MENU_LIMIT = 10  # more distinct discards than this: list the weakest few, type the others
-LEAD_MENU_LIMIT = 40     # more leads than this (same_suit_any): list the largest and strongest
+LEAD_MENU_LIMIT = 40  # more leads than this (same_suit_any): list the largest and strongest
 
 HELP = """\
 How to move (one line each):
@@ -66,6 +67,7 @@ class Stop(Exception):
 @dataclass
 class Option:
     """A numbered move: its words and the record action it applies."""
+
     label: Text
     action: dict
 
@@ -157,12 +159,22 @@ def menu(game: Game, full: bool = False) -> tuple[list[Option], int]:
     C = combos.num_combos
     legal = game.legal_actions()
     if game.phase == "declare":
-        return [Option(Text("declare One Red Dot (the hand ends, you win it with every column)"),
-                       {"seat": seat, "declare": True}),
-                Option(Text("decline, and play the hand"), {"seat": seat, "declare": False})], 0
-    plays = sorted((a for a in legal if a < C),
-                   key=lambda a: (-len(combos.combos[a].types), combos.table[a, L.T_CLASS], -combos.combos[a].strength,
-                                  combos.combos[a].types))
+        return [
+            Option(
+                Text("declare One Red Dot (the hand ends, you win it with every column)"),
+                {"seat": seat, "declare": True},
+            ),
+            Option(Text("decline, and play the hand"), {"seat": seat, "declare": False}),
+        ], 0
+    plays = sorted(
+        (a for a in legal if a < C),
+        key=lambda a: (
+            -len(combos.combos[a].types),
+            combos.table[a, L.T_CLASS],
+            -combos.combos[a].strength,
+            combos.combos[a].types,
+        ),
+    )
     lead_limit, discard_limit = (None, None) if full else (LEAD_MENU_LIMIT, DISCARD_MENU_LIMIT)
     unlisted = max(0, len(plays) - LEAD_MENU_LIMIT) if lead_limit else 0
     plays = plays[:lead_limit]
@@ -227,8 +239,9 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
     if head in ("declare", "decline"):
         return "error", "There is no One Red Dot to declare now."
     if not any(ch.isdigit() for ch in " ".join(words)):
-        return "error", (f"I do not understand {text.strip()!r}: type a move number, tiles such as 6-6 6-3, "
-                         "or ? for help.")
+        return "error", (
+            f"I do not understand {text.strip()!r}: type a move number, tiles such as 6-6 6-3, or ? for help."
+        )
     try:
         types = parse_tiles(words)
     except ValueError as err:
@@ -236,8 +249,10 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
     hand = mask_types(game.view.hands[seat])
     missing = [t for t in set(types) if types.count(t) > hand.count(t)]
     if missing:
-        held = "; ".join(f"you hold only {hand.count(t)} x {NAMES[t]}" if t in hand else f"you do not hold {NAMES[t]}"
-                         for t in sorted(missing))
+        held = "; ".join(
+            f"you hold only {hand.count(t)} x {NAMES[t]}" if t in hand else f"you do not hold {NAMES[t]}"
+            for t in sorted(missing)
+        )
         return "error", f"{held[0].upper()}{held[1:]}. Your tiles: {R.names(hand)}."
     size = game.view.size
     if game.phase == "follow" and len(types) != size:  # before "is not a combination": the count is what is wrong
@@ -250,8 +265,12 @@ def interpret(text: str, options: list[Option], game: Game) -> tuple[str, object
         mine, best = game.combos.combos[game.combos.find(types)], game.combos.combos[game.view.current_best[1]]
         if (mine.cls, mine.strength) == (best.cls, best.strength):
             why += " (a tie never beats)"
-    if kind == "play" and game.phase == "follow" and len(types) == size and probe(
-            game, {"seat": seat, "discard": action["play"]}) is None:
+    if (
+        kind == "play"
+        and game.phase == "follow"
+        and len(types) == size
+        and probe(game, {"seat": seat, "discard": action["play"]}) is None
+    ):
         return "ask", ({"seat": seat, "discard": action["play"]}, why)
     return "error", why + "."
 
@@ -270,8 +289,9 @@ def _for_you(message: str, game: Game) -> str:
     """The core's refusal, worded for the person at the acting seat."""
     seat = game.to_act
     message = message.replace(f"seat {seat} can beat and must", "you can beat, and these rules say you must")
-    message = message.replace("the leader must play a combination, not discard",
-                              "you lead, so you cannot discard: play a combination")
+    message = message.replace(
+        "the leader must play a combination, not discard", "you lead, so you cannot discard: play a combination"
+    )
     message = message.replace("must answer with exactly", "this trick needs exactly")
     message = message.replace(f"seat {seat} ", "you ")
     for cls in {c.cls for c in game.combos.combos}:  # the core names classes by their ids: words for people
@@ -288,13 +308,17 @@ class Match:
 
     def __init__(self, options: MatchOptions, console: Console, read_line: Callable[[str], str]):
         from tiengow.agents import make_agent  # agents are users of the core; import them only to play
+
         self.options, self.console, self.read_line = options, console, read_line
         self.rules = options.rules
         self.players = self.rules.players
         self.me = options.seat
         try:
-            self.bots = {s: make_agent(options.vs, self.rules, seed=_seed(options.seed, 0, s))
-                         for s in range(self.players) if s != self.me}
+            self.bots = {
+                s: make_agent(options.vs, self.rules, seed=_seed(options.seed, 0, s))
+                for s in range(self.players)
+                if s != self.me
+            }
         except (OSError, ImportError) as err:
             raise ValueError(f"cannot load agent {options.vs!r}: {err}") from None
         self.chips = [0] * self.players
@@ -313,11 +337,13 @@ class Match:
         o = self.options
         changes = ", ".join(f"{k}={json.dumps(v)}" for k, v in self.rules.diff().items())
         named = self.rules.name + (f" ({changes})" if "custom" in self.rules.name else "")
-        self.out(Text(f"Tien Gow (天九), {named} rules: you are seat {self.me}, against {o.vs}", "bold"),
-                 soft_wrap=True)
+        self.out(
+            Text(f"Tien Gow (天九), {named} rules: you are seat {self.me}, against {o.vs}", "bold"), soft_wrap=True
+        )
         where = f"{o.save}/" if o.save is not None else "a new folder under runs/play/"
-        self.out(f"{o.hands} hand{'s' * (o.hands > 1)}, seed {o.seed}; finished hands are saved in {where}; "
-                 "type ? for help")
+        self.out(
+            f"{o.hands} hand{'s' * (o.hands > 1)}, seed {o.seed}; finished hands are saved in {where}; type ? for help"
+        )
         self.warn_if_trained_elsewhere()
         banker, streak = None, 1
         try:
@@ -333,12 +359,17 @@ class Match:
             if not done:
                 self.out(f"{stop} The match stopped before the end of its first hand.")
                 return 0
-            self.out(Text(f"{stop} The match stopped after {done} hand{'s' * (done != 1)}. Chips: ")
-                     + R.chips_text(self.chips, self.name), soft_wrap=True)
+            self.out(
+                Text(f"{stop} The match stopped after {done} hand{'s' * (done != 1)}. Chips: ")
+                + R.chips_text(self.chips, self.name),
+                soft_wrap=True,
+            )
             return 0
         self.out(Rule("Match over"))
-        self.out(Text(f"Final chips after {o.hands} hand{'s' * (o.hands > 1)}: ") + R.chips_text(self.chips, self.name),
-                 soft_wrap=True)
+        self.out(
+            Text(f"Final chips after {o.hands} hand{'s' * (o.hands > 1)}: ") + R.chips_text(self.chips, self.name),
+            soft_wrap=True,
+        )
         place = sum(c > self.chips[self.me] for c in self.chips)
         tied = sum(c == self.chips[self.me] for c in self.chips) > 1
         self.out(f"You finish {('first', 'second', 'third', 'fourth')[place]}{' (tied)' * tied} of {self.players}.")
@@ -354,8 +385,13 @@ class Match:
         if trained is None or trained.switches() == self.rules.switches():
             return
         differ = [k for k, v in self.rules.switches().items() if trained.switches().get(k) != v]
-        self.out(Text(f"Note: {self.options.vs} was trained on {trained.name} rules; at this table "
-                      f"{', '.join(differ)} differ, so expect it to play below its strength.", "yellow"))
+        self.out(
+            Text(
+                f"Note: {self.options.vs} was trained on {trained.name} rules; at this table "
+                f"{', '.join(differ)} differ, so expect it to play below its strength.",
+                "yellow",
+            )
+        )
 
     def play_hand(self, game: Game) -> HandLog:
         o = self.options
@@ -363,10 +399,13 @@ class Match:
         streak = game.view.streak
         self.out(Rule(f"Hand {self.hand_no} of {o.hands}"))
         banker = "you are" if game.banker == self.me else f"seat {game.banker} is"
-        self.out(Text(f"{banker[0].upper()}{banker[1:]} the banker" + (f" (streak {streak})" if streak > 1 else "")
-                      + "."))
-        self.out(Text("Your tiles: ") + R.hand_text(mask_types(game.view.hands[self.me]), game.combos,
-                                                     width=self.console.width - 12))
+        self.out(
+            Text(f"{banker[0].upper()}{banker[1:]} the banker" + (f" (streak {streak})" if streak > 1 else "") + ".")
+        )
+        self.out(
+            Text("Your tiles: ")
+            + R.hand_text(mask_types(game.view.hands[self.me]), game.combos, width=self.console.width - 12)
+        )
         for s, agent in self.bots.items():
             agent.reset(_seed(o.seed, self.hand_no, s + 1))
         if log.auto_declared:
@@ -440,14 +479,23 @@ class Match:
             move = played.get(s)
             doing = Text("")
             if move is not None:
-                doing = R.move_text(move.kind, move.types, "", combos, title=False,
-                                    reveal=s == self.me or game.rules.discards_face_up)
+                doing = R.move_text(
+                    move.kind, move.types, "", combos, title=False, reveal=s == self.me or game.rules.discards_face_up
+                )
                 if move.kind in ("lead", "beat") and best is not None and s == best[0]:
                     doing.append(" (best)", "bold")
             elif s == game.to_act:
                 doing = Text("to play", "bold")
-            rows.append((who, str(len(game.hand(s))), str(int(view.columns[s])),
-                         str(len(mask_types(view.down[s]))), f"{self.chips[s] + int(view.bonus[s]):+d}", doing))
+            rows.append(
+                (
+                    who,
+                    str(len(game.hand(s))),
+                    str(int(view.columns[s])),
+                    str(len(mask_types(view.down[s]))),
+                    f"{self.chips[s] + int(view.bonus[s]):+d}",
+                    doing,
+                )
+            )
         self.out(R.grid(rows, right=(1, 2, 3, 4)))
         if best is not None:  # the follow phase
             size = view.size
@@ -460,8 +508,9 @@ class Match:
             self.out("You lead: play any combination of your tiles.")
         else:
             self.out("Your tiles have exactly one red pip: you may declare One Red Dot and win the hand at once.")
-        self.out(Text("Your hand: ") + R.hand_text(mask_types(view.hands[self.me]), combos,
-                                                    width=self.console.width - 11))
+        self.out(
+            Text("Your hand: ") + R.hand_text(mask_types(view.hands[self.me]), combos, width=self.console.width - 11)
+        )
         self.out("Moves:")
         for n, option in enumerate(options, 1):
             self.out(Text(f" {n:3d}  ") + option.label)
@@ -481,17 +530,28 @@ class Match:
             if kind == "move":
                 move: Move = detail
                 reveal = move.seat == self.me or game.rules.discards_face_up
-                self.out(Text("  ") + R.move_text(move.kind, move.types, self.name(move.seat), game.combos,
-                                                   you=move.seat == self.me, reveal=reveal))
+                self.out(
+                    Text("  ")
+                    + R.move_text(
+                        move.kind,
+                        move.types,
+                        self.name(move.seat),
+                        game.combos,
+                        you=move.seat == self.me,
+                        reveal=reveal,
+                    )
+                )
             elif kind == "trick":
                 self.report_trick(game, detail)
             elif kind == "over":
                 self.report_hand(game)
 
     def report_trick(self, game: Game, trick: Trick) -> None:
-        line = Text(f"Trick {trick.number}: {self.name(trick.winner)} "
-                    f"{'win' if trick.winner == self.me else 'wins'} {trick.size} column{'s' * (trick.size > 1)} with ",
-                    "bold")
+        line = Text(
+            f"Trick {trick.number}: {self.name(trick.winner)} "
+            f"{'win' if trick.winner == self.me else 'wins'} {trick.size} column{'s' * (trick.size > 1)} with ",
+            "bold",
+        )
         line.append_text(R.combo_text(trick.winning))
         self.out(line)
         if trick.bonus:
@@ -500,8 +560,10 @@ class Match:
     def report_hand(self, game: Game) -> None:
         result = game.result()
         view, _ = R.settlement_view(game, self.name)
-        self.out(Text(f"Hand {self.hand_no} is over. Columns: ", "bold")
-                 + Text(" · ".join(f"{self.name(s)} {c}" for s, c in enumerate(result["columns"]))))
+        self.out(
+            Text(f"Hand {self.hand_no} is over. Columns: ", "bold")
+            + Text(" · ".join(f"{self.name(s)} {c}" for s, c in enumerate(result["columns"])))
+        )
         for part in view:
             self.out(part, soft_wrap=True)
         if any(result["trick_bonus"]):
@@ -509,14 +571,17 @@ class Match:
         self.out(Text("Net this hand: ") + R.chips_text(result["net"], self.name))
         for s in range(self.players):
             self.chips[s] += result["net"][s]
-        self.out(Text(f"Chips after {self.hand_no} hand{'s' * (self.hand_no > 1)}: ")
-                 + R.chips_text(self.chips, self.name), soft_wrap=True)
+        self.out(
+            Text(f"Chips after {self.hand_no} hand{'s' * (self.hand_no > 1)}: ") + R.chips_text(self.chips, self.name),
+            soft_wrap=True,
+        )
         w = result["last_trick_winner"]
         if self.hand_no < self.options.hands:
             self.out(f"{'You bank' if w == self.me else f'Seat {w} banks'} the next hand.")
 
     def save(self, log: HandLog) -> None:
         from tiengow.training.runs import run_dir
+
         if self.save_dir is None:
             self.save_dir = Path(run_dir("play"))
         self.save_dir.mkdir(parents=True, exist_ok=True)
@@ -540,6 +605,7 @@ def save_directory(text: str | None) -> Path | None:
     """The directory for the hand records, checked but not yet made: new or empty (None: the
     default, a new runs/play/DATE-TIME made at the first save)."""
     from tiengow.training.runs import check_output_path
+
     if text is None:
         check_output_path(os.path.join("runs", "play", "match.jsonl"), "the default save folder")
         return None
@@ -550,18 +616,21 @@ def save_directory(text: str | None) -> Path | None:
 def cmd_play(args) -> int:
     """``tiengow play``; ValueError with a message for people on bad arguments."""
     from tiengow.options import rules_option
+
     rules = rules_option(args.rules)
     if not 0 <= args.seat < rules.players:
         raise ValueError(f"--seat must be 0..{rules.players - 1} for {rules.players} players, got {args.seat}")
     if args.hands < 1:
         raise ValueError(f"--hands must be at least 1, got {args.hands}")
     from tiengow.agents import make_agent
+
     try:
         make_agent(args.vs, rules)  # refuse a bad agent spec before anything is written
     except (OSError, ImportError) as err:
         raise ValueError(f"cannot load agent {args.vs!r}: {err}") from None
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-    options = MatchOptions(vs=args.vs, seat=args.seat, rules=rules, hands=args.hands, seed=seed,
-                           save=save_directory(args.save))
+    options = MatchOptions(
+        vs=args.vs, seat=args.seat, rules=rules, hands=args.hands, seed=seed, save=save_directory(args.save)
+    )
     console = make_console()
     return Match(options, console, make_reader(console)).run()

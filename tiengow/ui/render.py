@@ -5,6 +5,7 @@ style on the text; ``rich`` drops it where the terminal has none (a pipe, ``NO_C
 Red pips (RULES.md section 1): a half showing 1 or 4 is red, and Heaven shows its 6 red pips
 (half of its twelve) as one red half.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -17,9 +18,15 @@ from tiengow_env.tiles import BIG_SIX, CHINESE, HEAVEN, LITTLE_THREE, NAMES, PIP
 
 RED = "bold red"
 CLASS_TITLES = {
-    "civil_single": "civil single", "military_single": "military single", "civil_pair": "civil pair",
-    "military_pair": "military pair", "mixed_pair": "mixed pair", "supreme_pair": "Supreme pair",
-    "triplet_2c1m": "triplet 2C1M", "triplet_1c2m": "triplet 1C2M", "quartet": "quartet",
+    "civil_single": "civil single",
+    "military_single": "military single",
+    "civil_pair": "civil pair",
+    "military_pair": "military pair",
+    "mixed_pair": "mixed pair",
+    "supreme_pair": "Supreme pair",
+    "triplet_2c1m": "triplet 2C1M",
+    "triplet_1c2m": "triplet 1C2M",
+    "quartet": "quartet",
     "civilian_triplet": "civilian triplet",
 }
 
@@ -98,8 +105,16 @@ def combo_text(c: Combination, title: bool = True) -> Text:
 
 
 # Among groups of one size, prefer the classes that are hardest to beat when led.
-_CLASS_ORDER = {"quartet": 9, "triplet_1c2m": 8, "triplet_2c1m": 7, "civilian_triplet": 6, "supreme_pair": 5,
-                "civil_pair": 4, "mixed_pair": 3, "military_pair": 2}
+_CLASS_ORDER = {
+    "quartet": 9,
+    "triplet_1c2m": 8,
+    "triplet_2c1m": 7,
+    "civilian_triplet": 6,
+    "supreme_pair": 5,
+    "civil_pair": 4,
+    "mixed_pair": 3,
+    "military_pair": 2,
+}
 
 
 def group_hand(types: Sequence[int], combos: CombinationTable) -> list[tuple[tuple[int, ...], Combination | None]]:
@@ -110,8 +125,10 @@ def group_hand(types: Sequence[int], combos: CombinationTable) -> list[tuple[tup
     of their highest tile, so the hand still reads strongest first.
     """
     left = sorted(types)
-    multi = sorted((c for c in combos.combos if len(c.types) > 1),
-                   key=lambda c: (-len(c.types), -_CLASS_ORDER.get(c.cls, 0), -c.strength, c.types))
+    multi = sorted(
+        (c for c in combos.combos if len(c.types) > 1),
+        key=lambda c: (-len(c.types), -_CLASS_ORDER.get(c.cls, 0), -c.strength, c.types),
+    )
     groups: list[tuple[tuple[int, ...], Combination | None]] = []
     found = True
     while found:
@@ -153,13 +170,26 @@ def red_pip_count(types: Sequence[int]) -> int:
 
 # ----------------------------------------------------------------------------- moves
 # A move of one seat in one trick (see tracker.Move); its verb for "you" and for a seat.
-_VERBS = {"lead": ("lead", "leads"), "beat": ("beat with", "beats with"), "discard": ("discard", "discards"),
-          "forced": ("must discard", "must discard"), "declare": ("declare", "declares"),
-          "decline": ("decline", "declines")}
+_VERBS = {
+    "lead": ("lead", "leads"),
+    "beat": ("beat with", "beats with"),
+    "discard": ("discard", "discards"),
+    "forced": ("must discard", "must discard"),
+    "declare": ("declare", "declares"),
+    "decline": ("decline", "declines"),
+}
 
 
-def move_text(kind: str, types: Sequence[int], who: str, combos: CombinationTable, *, you: bool = False,
-              reveal: bool = True, title: bool = True) -> Text:
+def move_text(
+    kind: str,
+    types: Sequence[int],
+    who: str,
+    combos: CombinationTable,
+    *,
+    you: bool = False,
+    reveal: bool = True,
+    title: bool = True,
+) -> Text:
     """``seat 2 beats with 6-6+6-3 (Heaven & Nine mixed pair)``; hidden discards give only a count.
     With ``who`` empty, the move alone: ``beats with 6-6+6-3``."""
     text = Text(f"{who} " if who else "")
@@ -242,8 +272,9 @@ def settlement_view(game: Game, seat_name: Callable[[int], str]) -> tuple[list, 
     return [head, Text("Multipliers:\n" + "\n".join("  " + note for note in notes)), table], settlement
 
 
-def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text, list[str], list[tuple[str, ...]],
-                                                                           list[int]]:
+def settlement_lines(
+    game: Game, seat_name: Callable[[int], str]
+) -> tuple[Text, list[str], list[tuple[str, ...]], list[int]]:
     """The parts of ``settlement_view`` as data: the head line, the multiplier notes, the rows
     (a header, then seat, columns, points, multipliers, chips), and the settlement per seat."""
     view, rules, players = game.view, game.rules, game.players
@@ -271,8 +302,13 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
             notes.append("last trick x1: only the Supreme pair, a quartet or a single 2-1 doubles it")
         else:
             notes.append("no last-trick bonus (last_trick_bonus off)")
-        if (rules.big_six_captures and trick_size == 1 and w != leader and winning.types == (BIG_SIX,)
-                and mask_types(view.on_table[leader]) == [LITTLE_THREE]):
+        if (
+            rules.big_six_captures
+            and trick_size == 1
+            and w != leader
+            and winning.types == (BIG_SIX,)
+            and mask_types(view.on_table[leader]) == [LITTLE_THREE]
+        ):
             captor = leader
     if shut_mult > 1:
         named.append("shutout x2")
@@ -280,8 +316,10 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
     elif not rules.shutout_bonus:
         notes.append("no shutout bonus (shutout_bonus off)")
     elif size in columns:
-        notes.append(f"shutout x1: the banker won all {size} columns, but the banker's first lead was "
-                     "unbeatable in the banker's own eyes")
+        notes.append(
+            f"shutout x1: the banker won all {size} columns, but the banker's first lead was "
+            "unbeatable in the banker's own eyes"
+        )
     else:
         notes.append(f"shutout x1: no one won all {size} columns")
     if rules.banker_double == "settling_banker":
@@ -321,8 +359,10 @@ def settlement_lines(game: Game, seat_name: Callable[[int], str]) -> tuple[Text,
 def bonus_text(winning: Combination, bonus: Sequence[int], game: Game, seat_name: Callable[[int], str]) -> Text:
     """A trick bonus (RULES.md section 5): the stake and who paid whom."""
     stake = game.rules.trick_bonus_stakes[0 if winning.cls == "supreme_pair" else 1]
-    text = Text(f"Trick bonus for the {CLASS_TITLES[winning.cls]} ({stake} from each player, "
-                f"{banker_factor(game)[1]} with the banker): ")
+    text = Text(
+        f"Trick bonus for the {CLASS_TITLES[winning.cls]} ({stake} from each player, "
+        f"{banker_factor(game)[1]} with the banker): "
+    )
     return text + chips_text(bonus, seat_name)
 
 

@@ -6,6 +6,7 @@ record it shows. A record that the rules refuse is drawn up to the refused actio
 refusal is the command's error (exit status 2), as in ``replay``. A record that stops before
 the end of the hand (a perft position) is drawn as far as it goes.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ def pick_record(path: str, index: int | None) -> tuple[object, str, int]:
     if index is None:
         index = 1
     if not 1 <= index <= len(records):
-        raise ValueError(f"--index {index} is out of range: {path} holds {len(records)} record"
-                         f"{'s' * (len(records) > 1)} (1 to {len(records)})")
+        raise ValueError(
+            f"--index {index} is out of range: {path} holds {len(records)} record"
+            f"{'s' * (len(records) > 1)} (1 to {len(records)})"
+        )
     record = records[index - 1]
     if isinstance(record, RecordError):
         raise ValueError(f"record {index} of {path}: {record}")
@@ -68,9 +71,12 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
     streak = game.view.streak
     console.print(Rule())
     console.print(Text(title, "bold"), soft_wrap=True)
-    console.print(f"Rules: {rules.name}" + (f" ({changes})" if changes and rules.name != "standard" else "")
-                  + f" · {rules.players} players · banker seat {game.banker}"
-                  + (f" (streak {streak})" if streak > 1 else ""))
+    console.print(
+        f"Rules: {rules.name}"
+        + (f" ({changes})" if changes and rules.name != "standard" else "")
+        + f" · {rules.players} players · banker seat {game.banker}"
+        + (f" (streak {streak})" if streak > 1 else "")
+    )
     rows: list = [("seat", "tiles, [grouped] by combination", "red pips")]
     for s in range(game.players):
         dealt = mask_types(game.view.dealt[s])
@@ -78,8 +84,10 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
     console.print(Text("Dealt hands", "bold"))
     console.print(R.grid(rows, right=(2,), indent=2), soft_wrap=True)
     if log.auto_declared:
-        console.print(R.move_text("declare", [], seat_name(log.declarations[0].seat), game.combos)
-                      + Text(" (exactly one red pip; the hand ends at once)"))
+        console.print(
+            R.move_text("declare", [], seat_name(log.declarations[0].seat), game.combos)
+            + Text(" (exactly one red pip; the hand ends at once)")
+        )
     if pause and not pause():
         return
     shown = 0
@@ -101,8 +109,13 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
     if not game.is_over:
         for trick in log.tricks[shown:]:
             console.print(trick_table(game, trick), soft_wrap=True)
-        console.print(Text(f"The record ends here, with seat {game.to_act} to act: the hand is not over, "
-                           "so there is no settlement.", "bold"))
+        console.print(
+            Text(
+                f"The record ends here, with seat {game.to_act} to act: the hand is not over, "
+                "so there is no settlement.",
+                "bold",
+            )
+        )
         return
     console.print(Rule("Settlement", style="dim"))
     result = game.result()
@@ -119,8 +132,12 @@ def show(record: object, title: str, console: Console, pause: Callable[[], bool]
 def trick_table(game, trick: Trick) -> Text:
     """One trick: each seat's tiles before it, in play order from the leader, its move, and who won."""
     done = trick.winner is not None
-    text = Text(f"Trick {trick.number}: seat {trick.leader} leads"
-                + (f" {trick.size} tile{'s' * (trick.size > 1)}" if trick.size else "") + "\n", "bold")
+    text = Text(
+        f"Trick {trick.number}: seat {trick.leader} leads"
+        + (f" {trick.size} tile{'s' * (trick.size > 1)}" if trick.size else "")
+        + "\n",
+        "bold",
+    )
     moves = {m.seat: m for m in trick.moves}
     rows: list = [("seat", "tiles before the trick", "move")]
     for k in range(game.players):
@@ -148,6 +165,7 @@ def cmd_show(args) -> int:
     """``tiengow show RECORD [--index N] [--step]``."""
     record, title, _ = pick_record(args.path, args.index)
     from .play import make_console, make_reader
+
     console = make_console()
     pause = None
     if args.step:
@@ -163,5 +181,6 @@ def cmd_show(args) -> int:
             except EOFError:
                 ended = True  # the input ended: draw the rest without stopping
                 return True
+
     show(record, title, console, pause)
     return 0

@@ -6,6 +6,7 @@ trick's plays from those reports (a bot's discard of n tiles, n single-tile acti
 play, as in a hand record). ``HandLog`` adds what a person needs on top: the hands at the start
 of each trick, the declarations, events to narrate as they happen, and the hand record.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from tiengow_env.tiles import NAMES, mask_types
 @dataclass
 class Move:
     """One turn of one seat: ``kind`` is lead, beat, discard, forced (early death), declare or decline."""
+
     seat: int
     kind: str
     types: list[int] = field(default_factory=list)
@@ -38,6 +40,7 @@ class Move:
 @dataclass
 class Trick:
     """One trick: its moves so far and, once complete, the winner and any trick bonus."""
+
     number: int
     leader: int
     hands_before: list[list[int]]
@@ -123,9 +126,12 @@ class HandLog:
         game = self.game
         actions = [m.record_action() for m in self.declarations if not self.auto_declared]
         actions += [m.record_action() for t in self.tricks for m in t.moves]
-        record = {"rules": rules_spec(game.rules), "banker": game.banker,
-                  "hands": [game.dealt(s) for s in range(game.players)],
-                  "actions": [a for a in actions if a is not None]}
+        record = {
+            "rules": rules_spec(game.rules),
+            "banker": game.banker,
+            "hands": [game.dealt(s) for s in range(game.players)],
+            "actions": [a for a in actions if a is not None],
+        }
         streak = game.view.streak
         if streak > 1:
             record["streak"] = streak

@@ -19,6 +19,7 @@ refused request is a 4xx ``{"error": "..."}`` and changes nothing. POST bodies m
 size-bounded. On a loopback address the ``Host`` header must name the loopback (against DNS
 rebinding).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -77,6 +78,7 @@ def is_loopback(name: str) -> bool:
 @dataclass
 class Session:
     """One browser session: its match (None before the first) and the lock its requests take."""
+
     match: WebMatch | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
@@ -137,8 +139,11 @@ async def read_json(request: Request) -> object:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     declared = request.headers.get("content-length")
     if kind != "application/json":  # a cross-site form cannot send it: a POST without it is refused
-        raise Refused("send the request as JSON (Content-Type: application/json), with {} or no body where "
-                      "the request takes none", 415)
+        raise Refused(
+            "send the request as JSON (Content-Type: application/json), with {} or no body where "
+            "the request takes none",
+            415,
+        )
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
         raise Refused(f"the request body is larger than {MAX_BODY_BYTES >> 20} MB", 413)
     body = bytearray()
@@ -167,21 +172,25 @@ class Guard:
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
                 message["headers"] = list(message.get("headers", [])) + [
-                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
+                ]
             await send(message)
 
         if self.loopback_only:
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            name = host[1:host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
+            name = host[1 : host.find("]")] if host.startswith("[") else host.rpartition(":")[0] or host
             if not is_loopback(name):
                 response = error(f"this server answers only on the loopback address, not to Host {host!r}", 400)
                 return await response(scope, receive, send_with_headers)
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception as exc:  # noqa: BLE001  (the app has answered 500 already: one line here, no traceback)
-            print(f"tiengow serve: internal error on {scope.get('method')} {scope.get('path')}: "
-                  f"{type(exc).__name__}: {exc}" + ("" if os.environ.get("TIENGOW_DEBUG") else
-                                                    " (TIENGOW_DEBUG=1 shows the traceback)"), file=sys.stderr)
+            print(
+                f"tiengow serve: internal error on {scope.get('method')} {scope.get('path')}: "
+                f"{type(exc).__name__}: {exc}"
+                + ("" if os.environ.get("TIENGOW_DEBUG") else " (TIENGOW_DEBUG=1 shows the traceback)"),
+                file=sys.stderr,
+            )
             if os.environ.get("TIENGOW_DEBUG"):
                 traceback.print_exc()
 
@@ -218,6 +227,7 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
             with session.lock:
                 action(session, body)
                 return {"match": session.match.view() if session.match else None}
+
         return respond(sid, new, await run_in_threadpool(run))
 
     async def page(request: Request) -> Response:
@@ -225,9 +235,15 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
 
     async def meta(request: Request) -> Response:
         from tiengow.agents import base
-        return Json({"tiles": V.tile_table(),
-                             "presets": [{"name": n, "players": r.players} for n, r in PRESETS.items()],
-                             "agents": sorted(base.BUILTIN), "records": str(folder.root)})
+
+        return Json(
+            {
+                "tiles": V.tile_table(),
+                "presets": [{"name": n, "players": r.players} for n, r in PRESETS.items()],
+                "agents": sorted(base.BUILTIN),
+                "records": str(folder.root),
+            }
+        )
 
     async def state(request: Request) -> Response:
         return await match_request(request, lambda session, body: None)
@@ -243,13 +259,17 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
             with session.lock:
                 session.match = match
                 return sid, new, {"match": match.view()}
+
         return respond(*await run_in_threadpool(start))
 
     def needs_match(session: Session) -> WebMatch:
         if session.match is None:
-            raise Refused("there is no match in this session: start one (none was started here, or the "
-                          f"session ended: after {IDLE_SECONDS // 3600} hours without a request, or when more "
-                          f"than {MAX_SESSIONS} were open)", 409)
+            raise Refused(
+                "there is no match in this session: start one (none was started here, or the "
+                f"session ended: after {IDLE_SECONDS // 3600} hours without a request, or when more "
+                f"than {MAX_SESSIONS} were open)",
+                409,
+            )
         return session.match
 
     async def move(request: Request) -> Response:
@@ -260,6 +280,7 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
             if body not in (None, {}):
                 raise Refused("/api/step takes no body (or {})")
             needs_match(session).step()
+
         return await match_request(request, one)
 
     async def next_hand(request: Request) -> Response:
@@ -267,6 +288,7 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
             if body not in (None, {}):
                 raise Refused("/api/next takes no body (or {})")
             needs_match(session).next_hand()
+
         return await match_request(request, advance)
 
     async def records_list(request: Request) -> Response:
@@ -296,14 +318,18 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
         return error(f"internal error: {type(exc).__name__}: {exc}", 500)
 
     routes = [
-        Route("/", page), Route("/api/meta", meta), Route("/api/state", state),
-        Route("/api/new", new, methods=["POST"]), Route("/api/move", move, methods=["POST"]),
-        Route("/api/step", step, methods=["POST"]), Route("/api/next", next_hand, methods=["POST"]),
-        Route("/api/records", records_list), Route("/api/replay", replay),
+        Route("/", page),
+        Route("/api/meta", meta),
+        Route("/api/state", state),
+        Route("/api/new", new, methods=["POST"]),
+        Route("/api/move", move, methods=["POST"]),
+        Route("/api/step", step, methods=["POST"]),
+        Route("/api/next", next_hand, methods=["POST"]),
+        Route("/api/records", records_list),
+        Route("/api/replay", replay),
         Route("/api/league", league, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={Refused: refused, HTTPException: http_error,
-                                                       Exception: crashed})
+    app = Starlette(routes=routes, exception_handlers={Refused: refused, HTTPException: http_error, Exception: crashed})
     app.state.sessions = sessions
     return Guard(app, loopback_only)

@@ -10,6 +10,7 @@ Requests change a match only through ``new_match``, ``move``, ``step`` and ``nex
 checks its input completely and raises ``Refused`` (a message for people and an HTTP status)
 before it changes anything, so a refused request leaves the match as it was.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,10 @@ from . import views as V
 
 MAX_HANDS = 100
 BUDGET_LIMITS = {  # the most a page's bot may search per decision (``SearchAgent.budget``)
-    "samples": 10_000, "iterations": 10_000, "particles": 4_000}
+    "samples": 10_000,
+    "iterations": 10_000,
+    "particles": 4_000,
+}
 TILE_NAME_LENGTH = 5  # "6-6"; a longer word is no tile name
 
 
@@ -52,6 +56,7 @@ class Refused(Exception):
 class MatchConfig:
     """What a new match is: the mode, the rules, the person's seat (None when watching), an
     agent spec for every bot seat, the number of hands and the seed of the deals and bots."""
+
     mode: str
     rules: RuleSet
     seat: int | None
@@ -95,8 +100,10 @@ def parse_config(body: object) -> MatchConfig:
     if isinstance(specs, str):
         specs = [specs] * len(bot_seats)
     if not isinstance(specs, list) or len(specs) != len(bot_seats):
-        raise Refused(f"bots must be an agent spec or a list of {len(bot_seats)} specs (seats "
-                      f"{', '.join(map(str, bot_seats))}), got {json.dumps(specs)[:80]}")
+        raise Refused(
+            f"bots must be an agent spec or a list of {len(bot_seats)} specs (seats "
+            f"{', '.join(map(str, bot_seats))}), got {json.dumps(specs)[:80]}"
+        )
     for s, text in zip(bot_seats, specs):
         check_agent(text, rules, s)
     hands = body.get("hands", 4)
@@ -120,20 +127,26 @@ def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
     spec = spec.strip()
     name, _, argument = spec.partition(":")
     if name not in BUILTIN:
-        raise Refused(f"seat {seat}: {spec[:80]!r} is not a built-in agent; the page plays "
-                      f"{', '.join(sorted(BUILTIN))} (plugins and MODULE:FACTORY run code, so only the command "
-                      "line loads them)")
+        raise Refused(
+            f"seat {seat}: {spec[:80]!r} is not a built-in agent; the page plays "
+            f"{', '.join(sorted(BUILTIN))} (plugins and MODULE:FACTORY run code, so only the command "
+            "line loads them)"
+        )
     if names_file(name, argument):
-        raise Refused(f"seat {seat}: {spec[:80]!r} names a file; the page plays the shipped networks only "
-                      "(ppo, cfr and champion without a path)")
+        raise Refused(
+            f"seat {seat}: {spec[:80]!r} names a file; the page plays the shipped networks only "
+            "(ppo, cfr and champion without a path)"
+        )
     try:
         agent = make_agent(spec, rules)
     except ValueError as err:
         raise Refused(f"seat {seat}: {err}") from None
     for key, value in getattr(agent, "budget", {}).items():
         if value > BUDGET_LIMITS[key]:
-            raise Refused(f"seat {seat}: {spec[:80]!r} asks for {key} {value}; a bot on the page searches with "
-                          f"at most {BUDGET_LIMITS[key]}")
+            raise Refused(
+                f"seat {seat}: {spec[:80]!r} asks for {key} {value}; a bot on the page searches with "
+                f"at most {BUDGET_LIMITS[key]}"
+            )
     return agent
 
 
@@ -150,8 +163,9 @@ def names_file(name: str, argument: str) -> bool:
 
 def for_page(message: str) -> str:
     """A message of ``tiengow play``'s reader, worded for the page (no typing, no numbered list)."""
-    return (message.replace(" Type ? for help.", "")
-            .replace("the numbered list shows every", "the legal moves below show every"))
+    return message.replace(" Type ? for help.", "").replace(
+        "the numbered list shows every", "the legal moves below show every"
+    )
 
 
 def hand_seed(seed: int, hand: int, seat: int) -> int:
@@ -167,15 +181,17 @@ class WebMatch:
         self.rules = config.rules
         self.players = self.rules.players
         self.me = config.seat
-        self.bots = {s: make_agent(spec.strip(), self.rules, seed=hand_seed(config.seed, 0, s))
-                     for s, spec in config.bots.items()}
+        self.bots = {
+            s: make_agent(spec.strip(), self.rules, seed=hand_seed(config.seed, 0, s))
+            for s, spec in config.bots.items()
+        }
         self.chips = [0] * self.players
         self.hand_no = 0
         self.banker: int | None = None
         self.streak = 1
-        self.records: list[dict] = []   # the finished hands' records, in order
+        self.records: list[dict] = []  # the finished hands' records, in order
         self.finished: list[dict] = []  # per finished hand: number, net chips, record file (or why not saved)
-        self.version = 0                # counts changes, so the page knows when to redraw
+        self.version = 0  # counts changes, so the page knows when to redraw
         self.start_hand()
 
     # ------------------------------------------------------------- names
@@ -228,8 +244,11 @@ class WebMatch:
         before = game.clone()
         action = agent.act(observation, mask, game=board)
         if explain:
-            self.explained = {"seat": seat, "agent": agent.name, **(V.explanation_view(explained, action, before)
-                                                                    or {"kind": None, "bars": [], "more": 0})}
+            self.explained = {
+                "seat": seat,
+                "agent": agent.name,
+                **(V.explanation_view(explained, action, before) or {"kind": None, "bars": [], "more": 0}),
+            }
         self.settle_if_over(self.log.step(action))
 
     def settle_if_over(self, events: list) -> None:
@@ -273,8 +292,10 @@ class WebMatch:
             atomic_write(str(path), lambda f: f.write((line + "\n").encode()))
             atomic_write(str(self.folder / "match.jsonl"), lambda f: f.write(every.encode()))
         except OSError as err:
-            return {"record": None, "save_error": f"cannot save the hand record {path.name} in {self.folder}: "
-                                                  f"{err.strerror or err}"}
+            return {
+                "record": None,
+                "save_error": f"cannot save the hand record {path.name} in {self.folder}: {err.strerror or err}",
+            }
         return {"record": f"{self.folder.name}/{path.name}"}
 
     # ------------------------------------------------------------- requests
@@ -294,12 +315,17 @@ class WebMatch:
         if version is not None and type(version) is not int:
             raise Refused(f"version is the whole number of the view the move was chosen in, got {short_repr(version)}")
         if version is not None and version != self.version:
-            raise Refused(f"this move was chosen in view {version}, and the game has moved on to view "
-                          f"{self.version}: look at the table again", 409)
+            raise Refused(
+                f"this move was chosen in view {version}, and the game has moved on to view "
+                f"{self.version}: look at the table again",
+                409,
+            )
         if len(move) != 1:
-            raise Refused('a move is one of {"option": n}, {"play": [tiles]}, {"discard": [tiles]} '
-                          'or {"declare": true|false}, with "version": the view\'s version if you like')
-        (kind, value), = move.items()
+            raise Refused(
+                'a move is one of {"option": n}, {"play": [tiles]}, {"discard": [tiles]} '
+                'or {"declare": true|false}, with "version": the view\'s version if you like'
+            )
+        ((kind, value),) = move.items()
         options, _ = menu(game)
         if kind == "option":
             if type(value) is not int or not 0 <= value < len(options):
@@ -314,17 +340,25 @@ class WebMatch:
         elif kind in ("play", "discard"):
             if game.phase == "declare":
                 raise Refused("You hold exactly one red pip: declare One Red Dot, or decline it, first.")
-            if (not isinstance(value, list) or not value or len(value) > self.rules.hand_size
-                    or not all(isinstance(t, str) and 0 < len(t) <= TILE_NAME_LENGTH for t in value)):
-                raise Refused(f"{kind} needs a list of 1 to {self.rules.hand_size} tile names such as \"6-6\"")
+            if (
+                not isinstance(value, list)
+                or not value
+                or len(value) > self.rules.hand_size
+                or not all(isinstance(t, str) and 0 < len(t) <= TILE_NAME_LENGTH for t in value)
+            ):
+                raise Refused(f'{kind} needs a list of 1 to {self.rules.hand_size} tile names such as "6-6"')
             odd = [t for t in value if not re.fullmatch(r"\d-\d", t)]
             if odd:
                 raise Refused(f"{odd[0]!r} is not a tile: write tiles as a-b, such as 6-6 or 5-1")
             what, detail = interpret(("d " if kind == "discard" else "p ") + " ".join(value), options, game)
             if what == "ask":
                 discard, why = detail
-                raise Refused(f"You cannot play {' '.join(value)}: {for_page(why[0].lower() + why[1:])}. "
-                              "You may discard them face down instead.", 400, discard=discard["discard"])
+                raise Refused(
+                    f"You cannot play {' '.join(value)}: {for_page(why[0].lower() + why[1:])}. "
+                    "You may discard them face down instead.",
+                    400,
+                    discard=discard["discard"],
+                )
             if what != "apply":
                 raise Refused(for_page(str(detail)))
             action = detail
@@ -351,8 +385,10 @@ class WebMatch:
 
     def check_match_on(self) -> None:
         if self.match_over:
-            raise Refused(f"the match is over after {self.config.hands} hand{'s' * (self.config.hands > 1)}: "
-                          "start a new match", 409)
+            raise Refused(
+                f"the match is over after {self.config.hands} hand{'s' * (self.config.hands > 1)}: start a new match",
+                409,
+            )
 
     def next_hand(self) -> None:
         if not self.game.is_over:
@@ -373,25 +409,49 @@ class WebMatch:
         for s in range(self.players):
             hand = mask_types(view.hands[s])
             visible = self.me is None or s == self.me
-            seats.append({"seat": s, "name": self.name(s), "agent": config.bots.get(s), "you": s == self.me,
-                          "banker": s == game.banker, "to_act": s == game.to_act, **V.seat_counts(game, s),
-                          "chips": self.chips[s] + (0 if game.is_over else int(view.bonus[s])),
-                          "hand": V.groups_view(hand, game) if visible else None,
-                          "down": mask_names(view.down[s]) if self.reveal(s) else None})
+            seats.append(
+                {
+                    "seat": s,
+                    "name": self.name(s),
+                    "agent": config.bots.get(s),
+                    "you": s == self.me,
+                    "banker": s == game.banker,
+                    "to_act": s == game.to_act,
+                    **V.seat_counts(game, s),
+                    "chips": self.chips[s] + (0 if game.is_over else int(view.bonus[s])),
+                    "hand": V.groups_view(hand, game) if visible else None,
+                    "down": mask_names(view.down[s]) if self.reveal(s) else None,
+                }
+            )
         your_turn = self.me is not None and game.to_act == self.me
         moves, unlisted = [], 0
         if your_turn:
             options, unlisted = menu(game)
             moves = [{"option": k, "label": o.label.plain, "action": o.action} for k, o in enumerate(options)]
         return {
-            "mode": config.mode, "version": self.version, "rules": self.rules.name, "seed": config.seed,
-            "hand": self.hand_no, "hands": config.hands, "me": self.me, "players": self.players,
-            "banker": game.banker, "streak": view.streak, "phase": game.phase, "to_act": game.to_act,
+            "mode": config.mode,
+            "version": self.version,
+            "rules": self.rules.name,
+            "seed": config.seed,
+            "hand": self.hand_no,
+            "hands": config.hands,
+            "me": self.me,
+            "players": self.players,
+            "banker": game.banker,
+            "streak": view.streak,
+            "phase": game.phase,
+            "to_act": game.to_act,
             "trick_number": len(log.tricks) + (0 if trick or game.is_over else 1),
             "trick": V.trick_view(shown, game, self.name, self.reveal, best_seat) if shown else None,
-            "seats": seats, "your_turn": your_turn, "moves": moves, "unlisted": unlisted,
+            "seats": seats,
+            "your_turn": your_turn,
+            "moves": moves,
+            "unlisted": unlisted,
             "size": view.size if game.phase == "follow" else None,
-            "lines": self.story(), "explain": self.explained, "settlement": self.settlement,
-            "match_over": self.match_over, "finished": list(self.finished),
+            "lines": self.story(),
+            "explain": self.explained,
+            "settlement": self.settlement,
+            "match_over": self.match_over,
+            "finished": list(self.finished),
             "folder": self.folder.name,
         }

@@ -7,6 +7,7 @@ and ``..`` parts, hidden names, and files whose real path (symbolic links follow
 under the folder's real path. URL decoding happens before, so an encoded slash is just a
 slash and meets the same checks.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,7 @@ from .match import Refused
 
 MAX_FILE_BYTES = 8 * 2**20
 MAX_LISTED = 500
-MAX_DEPTH = 2          # files in the folder and in its subfolders (one per match), no deeper
+MAX_DEPTH = 2  # files in the folder and in its subfolders (one per match), no deeper
 MAX_NAME_LENGTH = 255  # characters of a file's path inside the folder
 MAX_LEAGUE_AGENTS = 64
 SUFFIXES = (".json", ".jsonl")
@@ -44,14 +45,25 @@ class RecordsFolder:
         """The file ``name`` (relative to the folder) names; ``Refused`` for anything outside it."""
         if not isinstance(name, str) or not name:
             raise Refused("give the file as path=NAME, a path inside the records folder")
-        bad = (name.startswith(("/", "~")) or "\\" in name or "\x00" in name or ":" in name
-               or any(part in ("", ".", "..") or part.startswith(".") for part in name.split("/")))
+        bad = (
+            name.startswith(("/", "~"))
+            or "\\" in name
+            or "\x00" in name
+            or ":" in name
+            or any(part in ("", ".", "..") or part.startswith(".") for part in name.split("/"))
+        )
         if bad:
-            raise Refused(f"{name!r} is not a file of the records folder: name it by its path inside the folder, "
-                          "as the list shows it", 403)
+            raise Refused(
+                f"{name!r} is not a file of the records folder: name it by its path inside the folder, "
+                "as the list shows it",
+                403,
+            )
         if len(name) > MAX_NAME_LENGTH or len(name.split("/")) > MAX_DEPTH:
-            raise Refused(f"{name[:40]!r}... is not a file of the records folder: its path has at most "
-                          f"{MAX_DEPTH} parts and {MAX_NAME_LENGTH} characters", 404)
+            raise Refused(
+                f"{name[:40]!r}... is not a file of the records folder: its path has at most "
+                f"{MAX_DEPTH} parts and {MAX_NAME_LENGTH} characters",
+                404,
+            )
         try:
             path = (self.root / name).resolve()
             if not path.is_relative_to(self.root):
@@ -143,8 +155,15 @@ def replay_frames(record: object) -> dict:
     log = HandLog(game)
     players = game.players
     dealt = [game.dealt(s) for s in range(players)]
-    frames = [{"title": "The deal", "hands": dealt, "trick": None, "columns": [0] * players,
-               "text": [V.move_view(m, game, seat_name, True)["text"] for m in log.declarations]}]
+    frames = [
+        {
+            "title": "The deal",
+            "hands": dealt,
+            "trick": None,
+            "columns": [0] * players,
+            "text": [V.move_view(m, game, seat_name, True)["text"] for m in log.declarations],
+        }
+    ]
     error = None
     columns = [0] * players
     for i, action in enumerate(actions):
@@ -159,25 +178,53 @@ def replay_frames(record: object) -> dict:
             if kind == "trick":
                 columns[detail.winner] += detail.size
                 view = V.trick_view(detail, game, seat_name, lambda s: True)
-                frames.append({"title": f"Trick {detail.number}", "hands": [mask_list(h) for h in detail.hands_before],
-                               "trick": view, "columns": list(columns),
-                               "text": [m["text"] for m in view["moves"]] + [V.trick_line(detail, seat_name)]
-                               + ([view["bonus_text"]] if view["bonus_text"] else [])})
+                frames.append(
+                    {
+                        "title": f"Trick {detail.number}",
+                        "hands": [mask_list(h) for h in detail.hands_before],
+                        "trick": view,
+                        "columns": list(columns),
+                        "text": [m["text"] for m in view["moves"]]
+                        + [V.trick_line(detail, seat_name)]
+                        + ([view["bonus_text"]] if view["bonus_text"] else []),
+                    }
+                )
     current = log.current
     if current is not None:
         view = V.trick_view(current, game, seat_name, lambda s: True)
-        frames.append({"title": f"Trick {current.number} (unfinished)", "trick": view, "columns": list(columns),
-                       "hands": [mask_list(h) for h in current.hands_before],
-                       "text": [m["text"] for m in view["moves"]]})
+        frames.append(
+            {
+                "title": f"Trick {current.number} (unfinished)",
+                "trick": view,
+                "columns": list(columns),
+                "hands": [mask_list(h) for h in current.hands_before],
+                "text": [m["text"] for m in view["moves"]],
+            }
+        )
     settlement = None
     if game.is_over:
         settlement = V.settlement_view(game, seat_name, [0] * players)
-        frames.append({"title": "Settlement", "hands": [game.hand(s) for s in range(players)], "trick": None,
-                       "columns": settlement["columns"], "text": [], "settlement": settlement})
+        frames.append(
+            {
+                "title": "Settlement",
+                "hands": [game.hand(s) for s in range(players)],
+                "trick": None,
+                "columns": settlement["columns"],
+                "text": [],
+                "settlement": settlement,
+            }
+        )
     elif error is None:
         error = f"the record ends before the hand is over, with seat {game.to_act} to act"
-    return {"rules": game.rules.name, "banker": game.banker, "streak": int(record.get("streak", 1)),
-            "players": players, "frames": frames, "error": error, "result": game.result() if game.is_over else None}
+    return {
+        "rules": game.rules.name,
+        "banker": game.banker,
+        "streak": int(record.get("streak", 1)),
+        "players": players,
+        "frames": frames,
+        "error": error,
+        "result": game.result() if game.is_over else None,
+    }
 
 
 def mask_list(types: list[int]) -> list[str]:
@@ -191,20 +238,27 @@ def league_view(data: object) -> dict:
     the agents, the cross table as a matrix (None on the diagonal and where missing), each cell's
     95% CI where the matches give one, the ranking with whatever columns its rows have, and the
     other top-level fields. ``Refused`` (422) for a file that is not a league."""
+
     def bad(reason: str) -> Refused:
         return Refused(f"not a tiengow league JSON: {reason}", 422)
 
     if not isinstance(data, dict):
         raise bad("expected a JSON object with 'agents' and 'cross_table'")
     agents = data.get("agents")
-    if (not isinstance(agents, list) or not 2 <= len(agents) <= MAX_LEAGUE_AGENTS
-            or not all(isinstance(a, str) for a in agents) or len(set(agents)) != len(agents)):
+    if (
+        not isinstance(agents, list)
+        or not 2 <= len(agents) <= MAX_LEAGUE_AGENTS
+        or not all(isinstance(a, str) for a in agents)
+        or len(set(agents)) != len(agents)
+    ):
         raise bad(f"'agents' must be a list of 2 to {MAX_LEAGUE_AGENTS} different agent names")
     table = data.get("cross_table")
     if not isinstance(table, dict):
         raise bad("'cross_table' must be an object: candidate -> opponent -> chips per hand")
-    matrix = [[number((table.get(a) or {}).get(b)) if a != b and isinstance(table.get(a), dict) else None
-               for b in agents] for a in agents]
+    matrix = [
+        [number((table.get(a) or {}).get(b)) if a != b and isinstance(table.get(a), dict) else None for b in agents]
+        for a in agents
+    ]
     matches = data.get("matches") or []
     if not isinstance(matches, list):
         raise bad("'matches' must be a list of the matches played")
@@ -223,22 +277,34 @@ def league_view(data: object) -> dict:
         for i, a in enumerate(agents):
             for j, b in enumerate(agents):
                 bounds = (cross_ci.get(a) or {}).get(b) if isinstance(cross_ci.get(a), dict) else None
-                if (ci[i][j] is None and i != j and isinstance(bounds, list) and len(bounds) == 2
-                        and all(number(x) is not None for x in bounds)):
+                if (
+                    ci[i][j] is None
+                    and i != j
+                    and isinstance(bounds, list)
+                    and len(bounds) == 2
+                    and all(number(x) is not None for x in bounds)
+                ):
                     ci[i][j] = [float(x) for x in bounds]
     rows = data.get("ranking")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         means = [sum(v for v in row if v is not None) / max(1, sum(v is not None for v in row)) for row in matrix]
-        rows = sorted(({"agent": a, "mean_chips_per_hand": m} for a, m in zip(agents, means)),
-                      key=lambda r: -r["mean_chips_per_hand"])
+        rows = sorted(
+            ({"agent": a, "mean_chips_per_hand": m} for a, m in zip(agents, means)),
+            key=lambda r: -r["mean_chips_per_hand"],
+        )
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns]
     shown = ("agents", "cross_table", "cross_ci95", "ranking", "matches")  # drawn as tables, not as info
     info = {k: cell(v, k) for k, v in data.items() if k not in shown}
-    return {"agents": agents, "matrix": matrix, "ci": ci, "details": details,
-            "ranking": {"columns": columns, "rows": [[cell(r.get(k), k) for k in columns] for r in rows]},
-            "info": info}
+    return {
+        "agents": agents,
+        "matrix": matrix,
+        "ci": ci,
+        "details": details,
+        "ranking": {"columns": columns, "rows": [[cell(r.get(k), k) for k in columns] for r in rows]},
+        "info": info,
+    }
 
 
 def number(value: object) -> float | None:

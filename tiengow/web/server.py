@@ -4,6 +4,7 @@ The socket is bound here, before anything else happens, so that a port in use or
 does not resolve is one line for the person rather than a server's traceback; only then is
 the records folder made (``runs/serve/<timestamp>`` by default) and the address printed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,19 +52,22 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         if err.errno == errno.EADDRINUSE:
-            raise ValueError(f"port {port} on {host} is in use: stop what uses it, or choose another with "
-                             "--port") from None
+            raise ValueError(
+                f"port {port} on {host} is in use: stop what uses it, or choose another with --port"
+            ) from None
         raise ValueError(f"cannot listen on {host}:{port}: {err.strerror}") from None
     sock.set_inheritable(True)
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, records: str | None = None,
-          say: Callable[[str], None] = print) -> int:
+def serve(
+    host: str = "127.0.0.1", port: int = 8000, records: str | None = None, say: Callable[[str], None] = print
+) -> int:
     """Run the server until interrupted; ValueError (one line) for bad arguments."""
     import uvicorn
 
     from .app import create_app, is_loopback  # starlette only when serving; the app imports nothing of this
+
     folder = check_records(records)
     sock = bind(host, port)
     try:
@@ -92,9 +96,16 @@ def running(records: Path, host: str = "127.0.0.1", port: int = 0, timeout: floa
     import uvicorn
 
     from .app import create_app, is_loopback  # starlette only when serving; the app imports nothing of this
+
     sock = bind(host, port)
-    server = uvicorn.Server(uvicorn.Config(create_app(Path(records), loopback_only=is_loopback(sock.getsockname()[0])),
-                                           log_level="warning", access_log=False, lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(Path(records), loopback_only=is_loopback(sock.getsockname()[0])),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="tiengow-serve")
     thread.start()
     deadline = time.monotonic() + timeout

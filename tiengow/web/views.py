@@ -3,6 +3,7 @@
 The words come from the terminal UI (``tiengow.ui.render``), so the browser and ``tiengow play``
 name combinations, moves and multipliers alike. Every function returns plain JSON data.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -18,25 +19,50 @@ EXPLAIN_BARS = 16  # the page draws the best few legal moves' bars; the rest are
 
 def tile_table() -> list[dict]:
     """Every tile type: name, suit, Chinese name, pips, and which halves are red (RULES.md section 1)."""
-    return [{"name": NAMES[t], "suit": "civil" if SUIT[t] == 0 else "military", "title": CHINESE[t],
-             "pips": int(PIPS[t]), "red": list(R.red_halves(t))} for t in range(NUM_TYPES)]
+    return [
+        {
+            "name": NAMES[t],
+            "suit": "civil" if SUIT[t] == 0 else "military",
+            "title": CHINESE[t],
+            "pips": int(PIPS[t]),
+            "red": list(R.red_halves(t)),
+        }
+        for t in range(NUM_TYPES)
+    ]
 
 
 def move_view(move: Move, game: Game, seat_name: Callable[[int], str], reveal: bool) -> dict:
     """One move of a trick: seat, kind, its tiles (None when face down and hidden), and its words."""
     shown = reveal or move.kind in ("lead", "beat")
     who = seat_name(move.seat)
-    return {"seat": move.seat, "kind": move.kind, "tiles": [NAMES[t] for t in sorted(move.types)] if shown else None,
-            "count": len(move.types),
-            "text": R.move_text(move.kind, move.types, who, game.combos, you=who == "you", reveal=shown).plain}
+    return {
+        "seat": move.seat,
+        "kind": move.kind,
+        "tiles": [NAMES[t] for t in sorted(move.types)] if shown else None,
+        "count": len(move.types),
+        "text": R.move_text(move.kind, move.types, who, game.combos, you=who == "you", reveal=shown).plain,
+    }
 
 
-def trick_view(trick: Trick, game: Game, seat_name: Callable[[int], str], reveal: Callable[[int], bool],
-               best_seat: int | None = None) -> dict:
+def trick_view(
+    trick: Trick,
+    game: Game,
+    seat_name: Callable[[int], str],
+    reveal: Callable[[int], bool],
+    best_seat: int | None = None,
+) -> dict:
     """A trick, complete or in progress: its moves in order, the best so far or the winner."""
-    view = {"number": trick.number, "leader": trick.leader, "size": trick.size,
-            "moves": [move_view(m, game, seat_name, reveal(m.seat)) for m in trick.moves],
-            "best_seat": best_seat, "winner": trick.winner, "winning": None, "bonus": trick.bonus, "bonus_text": None}
+    view = {
+        "number": trick.number,
+        "leader": trick.leader,
+        "size": trick.size,
+        "moves": [move_view(m, game, seat_name, reveal(m.seat)) for m in trick.moves],
+        "best_seat": best_seat,
+        "winner": trick.winner,
+        "winning": None,
+        "bonus": trick.bonus,
+        "bonus_text": None,
+    }
     if trick.winner is not None:
         view["best_seat"] = trick.winner
         view["winning"] = R.combo_text(trick.winning).plain
@@ -48,14 +74,18 @@ def trick_view(trick: Trick, game: Game, seat_name: Callable[[int], str], reveal
 def trick_line(trick: Trick, seat_name: Callable[[int], str]) -> str:
     """``Trick 3: seat 2 wins 2 columns with 6-6+6-3 (Heaven & Nine mixed pair)``."""
     who = seat_name(trick.winner)
-    return (f"Trick {trick.number}: {who} {'win' if who == 'you' else 'wins'} {trick.size} "
-            f"column{'s' * (trick.size > 1)} with {R.combo_text(trick.winning).plain}")
+    return (
+        f"Trick {trick.number}: {who} {'win' if who == 'you' else 'wins'} {trick.size} "
+        f"column{'s' * (trick.size > 1)} with {R.combo_text(trick.winning).plain}"
+    )
 
 
 def groups_view(types: Sequence[int], game: Game) -> list[dict]:
     """A hand split into the combinations it can form (as the terminal shows it), singles last."""
-    return [{"tiles": [NAMES[t] for t in group], "title": R.combo_title(c) if c is not None else None}
-            for group, c in R.group_hand(types, game.combos)]
+    return [
+        {"tiles": [NAMES[t] for t in group], "title": R.combo_title(c) if c is not None else None}
+        for group, c in R.group_hand(types, game.combos)
+    ]
 
 
 def action_label(game: Game, action: int) -> str:
@@ -77,8 +107,13 @@ def explanation_view(explained: dict | None, chosen: int, game: Game) -> dict | 
     actions, values = explained.get("actions"), explained.get("values")
     if not isinstance(actions, list) or not isinstance(values, list) or len(actions) != len(values) or not actions:
         return None
-    bars = sorted(({"action": int(a), "label": action_label(game, int(a)), "value": float(v),
-                    "chosen": int(a) == chosen} for a, v in zip(actions, values)), key=lambda b: -b["value"])
+    bars = sorted(
+        (
+            {"action": int(a), "label": action_label(game, int(a)), "value": float(v), "chosen": int(a) == chosen}
+            for a, v in zip(actions, values)
+        ),
+        key=lambda b: -b["value"],
+    )
     shown = bars[:EXPLAIN_BARS]
     if not any(b["chosen"] for b in shown):
         shown[-1:] = [b for b in bars if b["chosen"]][:1] or shown[-1:]
@@ -90,14 +125,25 @@ def settlement_view(game: Game, seat_name: Callable[[int], str], chips_before: S
     ``tiengow play`` prints it), and the result of the core that the lines add up to."""
     result = game.result()
     head, notes, rows, _ = R.settlement_lines(game, seat_name)
-    return {"head": head.plain, "multipliers": notes, "header": list(rows[0]), "rows": [list(r) for r in rows[1:]],
-            "columns": result["columns"], "trick_bonus": result["trick_bonus"], "settlement": result["settlement"],
-            "net": result["net"], "last_trick_winner": result["last_trick_winner"],
-            "chips_after": [c + n for c, n in zip(chips_before, result["net"])]}
+    return {
+        "head": head.plain,
+        "multipliers": notes,
+        "header": list(rows[0]),
+        "rows": [list(r) for r in rows[1:]],
+        "columns": result["columns"],
+        "trick_bonus": result["trick_bonus"],
+        "settlement": result["settlement"],
+        "net": result["net"],
+        "last_trick_winner": result["last_trick_winner"],
+        "chips_after": [c + n for c, n in zip(chips_before, result["net"])],
+    }
 
 
 def seat_counts(game: Game, seat: int) -> dict:
     """Public counts of a seat: tiles in hand, columns won, tiles face down."""
     view = game.view
-    return {"tiles_left": len(mask_types(view.hands[seat])), "columns": int(view.columns[seat]),
-            "face_down": len(mask_types(view.down[seat]))}
+    return {
+        "tiles_left": len(mask_types(view.hands[seat])),
+        "columns": int(view.columns[seat]),
+        "face_down": len(mask_types(view.down[seat])),
+    }
