@@ -9,10 +9,11 @@ and nothing else:
 
 A marker may carry options, ``<!-- table:ladder candidate=champion rows=5 -->``. The tables:
 
-* ``ladder``: match records ``benchmarks/results/matches/*.json`` (``tiengow eval`` with a
-  record), strongest first, at most ``rows`` (10), each with its command;
-* ``bots``: every agent spec (``tiengow agents``) with its kind, and its best match record's
-  result and ms per decision where one exists;
+* ``ladder``: match records ``benchmarks/results/matches/*.json`` (``tiengow eval`` or
+  ``tiengow ladder`` with a record), strongest candidate first (``match_records``), at most
+  ``rows`` (10), each with its command;
+* ``bots``: every agent spec (``tiengow agents``) with its kind, and the result and ms per
+  decision of the record that places it on the ladder (``rung_record``) where one exists;
 * ``speed``: three speed figures against peers from the newest ``benchmarks/results/*.json``
   written by ``tiengow bench --peers``; ``bench``: every figure of that record;
 * ``experiments``: the records of ideas tried, ``benchmarks/results/experiments/*.json``;
@@ -77,19 +78,38 @@ def ci_text(ci: object) -> str:
 
 # ----------------------------------------------------------------------------- records
 def match_records(results: Path) -> list[dict]:
-    """Every match record of ``results/matches``, strongest (highest lower CI bound) first."""
+    """Every match record of ``results/matches``, strongest candidate first: by the candidate's
+    place on the reference ladder (``tiengow.ladder.LADDER``; a bot not on it comes after), then
+    the stronger opponent first, then the higher lower CI bound."""
     records = []
     for path in sorted((results / "matches").glob("*.json")):
         record = read_json(path)
         if not isinstance(record, dict) or record.get("kind") != "match":
             raise ValueError(f'{path}: not a match record (expected an object with "kind": "match")')
         records.append(record)
-    return sorted(records, key=lambda r: -_lower(r))
+    return sorted(records, key=lambda r: (-_rank(r.get("candidate")), -_rank(r.get("opponent")), -_lower(r)))
+
+
+def _rank(spec: object) -> int:
+    """The place of ``spec`` on the reference ladder, weakest 0; -1 off it."""
+    from tiengow.ladder import LADDER
+
+    return LADDER.index(spec) if spec in LADDER else -1
 
 
 def _lower(record: dict) -> float:
     ci = record.get("ci95")
     return ci[0] if isinstance(ci, list) and ci and isinstance(ci[0], (int, float)) else float("-inf")
+
+
+def rung_record(records: list[dict], spec: str) -> dict | None:
+    """The record that places ``spec``: its match against the bot right below it on the ladder,
+    else its first match against another bot (a bot against itself places nothing)."""
+    from tiengow.ladder import LADDER
+
+    own = [r for r in records if r.get("candidate") == spec and r.get("opponent") != spec]
+    below = LADDER[LADDER.index(spec) - 1] if spec in LADDER[1:] else None
+    return next((r for r in own if r.get("opponent") == below), own[0] if own else None)
 
 
 def bench_record(results: Path) -> dict | None:
@@ -156,13 +176,11 @@ def render_bots(results: Path, options: dict[str, str]) -> str:
     """Every agent spec with its kind and, from its strongest match record, result and speed."""
     from tiengow.agents import agent_catalogue
 
-    best: dict[str, dict] = {}
-    for record in match_records(results):  # strongest first: the first one per candidate stays
-        best.setdefault(str(record.get("candidate", "")).split(":")[0], record)
+    records = match_records(results)
     rows = []
     for agent in agent_catalogue():
         spec = agent.get("spec") or agent.get("name") or ""
-        record = best.get(spec.split("[")[0].split(":")[0])
+        record = rung_record(records, spec.split("[")[0].split(":")[0])
         if record:
             strength = f"{cell(record.get('mean'))} {ci_text(record.get('ci95'))} vs `{cell(record.get('opponent'))}`"
             ms = (record.get("ms_per_decision") or {}).get(record.get("candidate"))

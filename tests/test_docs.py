@@ -159,6 +159,27 @@ def test_the_ladder_is_its_records_strongest_first(tmp_path):
     )
 
 
+def test_the_ladder_orders_by_the_bots_places_and_the_bots_table_uses_each_bots_rung(tmp_path):
+    """A big edge low on the ladder (greedy over random) comes after the top rungs; a bot's row in
+    the bots table is its rung (the match against the bot right below it), not a bigger edge over a
+    weaker bot, and a bot against itself places nothing."""
+    big = {**MATCH, "candidate": "greedy", "opponent": "random", "mean": 18.0, "ci95": [15.0, 21.0]}
+    over_ppo = {**MATCH, "opponent": "ppo", "mean": 1.5, "ci95": [1.0, 2.0]}
+    itself = {**MATCH, "candidate": "pimc", "opponent": "pimc", "mean": 0.1, "ci95": [-0.2, 0.4]}
+    results = records_folder(tmp_path, [big, over_ppo, itself, MATCH])
+    rows = [
+        line.split(" | ")[:2]
+        for line in render.render_text("<!-- table:ladder -->\n<!-- /table -->", results).splitlines()
+        if line.startswith("| `")
+    ]
+    assert rows == [["| `champion`", "`search`"], ["| `champion`", "`ppo`"], ["| `pimc`", "`pimc`"],
+                    ["| `greedy`", "`random`"]]  # fmt: skip
+    bots = render.render_text("<!-- table:bots -->\n<!-- /table -->", results)
+    champion = next(line for line in bots.splitlines() if line.startswith("| `champion`"))
+    pimc = next(line for line in bots.splitlines() if line.startswith("| `pimc`"))
+    assert "+0.53 [+0.17, +0.89] vs `search`" in champion and "vs" not in pimc.split(" | ")[2]
+
+
 def test_a_stale_table_is_named(tmp_path):
     results = records_folder(tmp_path, [MATCH])
     page = tmp_path / "page.md"
