@@ -97,7 +97,8 @@ def llr(
     numerator = deals * (d1 - d0) * (2 * mean - d0 - d1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = numerator / (2 * variance)
-    return np.where(variance > 1e-12 * np.maximum(mean**2, 1.0), ratio, np.sign(numerator) * np.inf)
+        certain = np.where(numerator == 0, 0.0, np.sign(numerator) * np.inf)  # sign(0) * inf is nan
+    return np.where(variance > 1e-12 * np.maximum(mean**2, 1.0), ratio, certain)
 
 
 def fixed_deals(sd: float, hypotheses: Hypotheses) -> int:

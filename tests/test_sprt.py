@@ -4,6 +4,7 @@ match records and the ladder."""
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -209,3 +210,16 @@ def test_ladder_is_resumable_and_renders_the_same_table_again(tmp_path, monkeypa
     assert main(argv) == 0
     assert "kept" in capsys.readouterr().out and (tmp_path / "ladder.md").read_text() == first
     assert "(greedy_vs_random_seed45000_micro.json)" in first
+
+
+def test_zero_variance_gives_infinite_evidence_or_none_exactly_between_without_a_warning():
+    from tiengow.agents.sprt import Hypotheses, llr
+
+    h = Hypotheses(0.0, 0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(llr(np.array([10, 10, 10]), np.array([0.0, 1.5, 5.0]), np.array([0.0, 0.225, 2.5]), h)) == [
+            -np.inf,
+            0.0,
+            np.inf,
+        ]

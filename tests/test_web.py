@@ -4,6 +4,8 @@ sessions at once against a real uvicorn server on the loopback."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -655,7 +657,7 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
 SESSIONS = 20
 
 
-def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_path, capsys):
+def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_path):
     """20 browser sessions (separate cookie jars) on a real server on the loopback, each a
     match of 2 hands with random legal moves; every saved record replays to what its page showed."""
 
@@ -699,6 +701,8 @@ def test_twenty_sessions_at_once_play_to_the_end_and_every_record_replays(tmp_pa
 
     shown = {path: net for path, net in hands}
     for match in matches[:3]:
-        assert main(["replay", str(match)]) == 0
-        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["replay", str(match)]) == 0
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
         assert [line["net"] for line in lines] == [shown[f"{match.parent.name}/hand-{k:03d}.json"] for k in (1, 2)]

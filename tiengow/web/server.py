@@ -104,6 +104,10 @@ def running(records: Path, host: str = "127.0.0.1", port: int = 0, timeout: floa
             log_level="warning",
             access_log=False,
             lifespan="off",
+            # No logging config of uvicorn's own: it would bind its handlers to the sys.stderr of
+            # the moment (a test's captured stream, closed after the test); unconfigured, a
+            # warning goes to whatever sys.stderr is when it is logged.
+            log_config=None,
         )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="tiengow-serve")
