@@ -25,15 +25,16 @@ from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
 
 from . import _ppo_kernels as PK
-from .config import TrainerConfig
 from .ppo_pool import SELF, Opponents, Seating, draw_seating, sample_actions
-from .ppo_settings import check_settings, config_for_resume, with_outputs
+from .ppo_settings import RunSettings, check_settings
 
 
 # ============================================================================ config
 @dataclass
-class PpoConfig(TrainerConfig):
-    """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field."""
+class PpoConfig(RunSettings):
+    """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field. The settings of
+    the run around the algorithm (time limit, evaluation, checkpoints, outputs) are those of
+    ``ppo_settings.RunSettings``."""
 
     rules: Any = "standard"
     """preset name, rules file, or a dict of switches"""
@@ -43,9 +44,6 @@ class PpoConfig(TrainerConfig):
     """seed of the deals, the network initialisation, the sampling and the pool draws"""
     total_steps: int = 50_000_000
     """environment steps (decisions of all seats, opponents included) to train for"""
-    max_seconds: float | None = None
-    """stop earlier, with a checkpoint, after this many seconds of training in this run (a resumed run
-    counts from its own start; None: no limit)"""
     num_envs: int = 1024
     """environments stepped together"""
     rollout_steps: int = 64
@@ -81,44 +79,13 @@ class PpoConfig(TrainerConfig):
     opponent_mix: float = 0.5
     """probability that an episode is a pool game (learner in one seat, a pool member in the others)"""
     pool_weights: dict = field(default_factory=lambda: {"greedy": 0.3, "expert": 0.0, "past": 0.7})
-    """relative weights of the pool members: past (the learner's snapshots) and any agent specs, frozen:
-    greedy (compiled, fast), expert (Python, slow), pimc:8 (search, slower), ppo:PATH, ..."""
+    """relative weights of the pool members: past (the learner's snapshots), greedy, expert, any agent spec"""
     pool_size: int = 5
     """past snapshots kept in the pool (the most recent ones)"""
     pool_interval: int = 20
     """updates between snapshots added to the pool"""
-    eval_interval: int = 25
-    """updates between duplicate evaluations, and one at the end of every run (0: none); they run in
-    a background process"""
-    eval_deals: int = 200
-    """duplicate deals per opponent at each evaluation"""
-    eval_opponents: list = field(default_factory=lambda: ["greedy", "expert"])
-    """agents the evaluation plays against (three copies each)"""
-    eval_seed: int = 2024
-    """seed of the evaluation deals (the same deals every time)"""
-    exploit_interval: int = 0
-    """updates between measurements of the current policy's exploitability, and one at the end (0: none):
-    the exact best response's gain on small rule sets (micro), else the gain of an exploiter trained
-    for exploit_minutes (tiengow exploit); in the background process, TensorBoard exploit/"""
-    exploit_minutes: float = 2.0
-    """training budget of each exploiter on the full game (exploit_interval)"""
-    checkpoint_interval: int = 10
-    """updates between checkpoints (and one at the end)"""
-    out: str | None = None
-    """checkpoint path (written atomically); None: ppo.pt in a new folder runs/train-ppo/<timestamp>"""
-    log_dir: str | bool | None = None
-    """TensorBoard folder, where curve.json (the evaluations) goes too; None: the checkpoint's folder;
-    false: no logging"""
     threads: int = 1
     """torch intra-op threads of each of the two threads (collector, learner)"""
-    overlap: bool = True
-    """collect the next rollout while the learner updates (policy lag 1); False: strictly alternate"""
-
-    @classmethod
-    def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
-        """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
-        ``name=value`` overrides on top (``ppo_settings.config_for_resume``)."""
-        return config_for_resume(cls, checkpoint, overrides)
 
     @property
     def batch_steps(self) -> int:
@@ -129,10 +96,6 @@ class PpoConfig(TrainerConfig):
     def updates(self) -> int:
         """The updates of the run: ``total_steps`` in whole updates of ``batch_steps``, at least one."""
         return max(1, self.total_steps // self.batch_steps)
-
-    def with_outputs(self) -> PpoConfig:
-        """This config with its output paths made concrete (``ppo_settings.with_outputs``)."""
-        return with_outputs(self)
 
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range (``ppo_settings.check_settings``)."""
