@@ -213,8 +213,9 @@ class Collector:
         self.turn ^= 1
         buffer.count = 0
         torch.set_num_threads(self.config.threads)
+        pending, carry = seating.pending, seating.carry  # the credit bookkeeping (_ppo_kernels)
         # A chain still open from the last rollout continues into a decision no longer in the buffer.
-        seating.pending[seating.pending >= 0] = PK.DROPPED
+        pending[pending >= 0] = PK.DROPPED
         observation, mask, to_act = env.observation, env.action_mask.view(bool), env.to_act
         for _ in range(self.config.rollout_steps):
             learner = (seating.kind == SELF) | (to_act == seating.learner_seat)
@@ -233,28 +234,13 @@ class Collector:
             buffer.action[first : first + m] = chosen.numpy()
             self.actions[rows] = buffer.action[first : first + m]
             PK.record_decisions(
-                rows,
-                to_act[rows],
-                first,
-                seating.pending,
-                seating.carry,
-                buffer.reward,
-                buffer.next_decision,
-                buffer.done,
+                rows, to_act[rows], first, pending, carry, buffer.reward, buffer.next_decision, buffer.done
             )
             buffer.count += m
             if m < env.num_envs:
                 self.opponents.act(np.flatnonzero(~learner), self.actions)
             _, _, _, rewards, terminated = env.step(self.actions)
-            PK.assign_rewards(
-                rewards,
-                terminated,
-                self.config.reward_scale,
-                seating.pending,
-                seating.carry,
-                buffer.reward,
-                buffer.done,
-            )
+            PK.assign_rewards(rewards, terminated, self.config.reward_scale, pending, carry, buffer.reward, buffer.done)
             ended = np.flatnonzero(terminated)
             if len(ended):
                 stats["hands"] = stats.get("hands", 0) + len(ended) * env.hands
