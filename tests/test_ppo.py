@@ -16,17 +16,10 @@ torch = pytest.importorskip("torch")
 from tiengow.agents.base import make_agent  # noqa: E402  (after the torch skip)
 from tiengow.training import _ppo_kernels as PK  # noqa: E402
 from tiengow.training.config import parse_overrides  # noqa: E402
-from tiengow.training.ppo import (  # noqa: E402
-    SELF,
-    Collector,
-    PpoConfig,
-    Seating,
-    draw_seating,
-    make_network,
-    network_from_checkpoint,
-)
+from tiengow.training.ppo import Collector, PpoConfig, make_network, network_from_checkpoint  # noqa: E402
 from tiengow.training.ppo_checkpoints import export_policy, load_checkpoint  # noqa: E402
 from tiengow.training.ppo_eval import time_to_strength  # noqa: E402
+from tiengow.training.ppo_pool import SELF, Seating, draw_seating  # noqa: E402
 from tiengow.training.ppo_runner import train  # noqa: E402
 from tiengow_env.vector import VectorEnv  # noqa: E402
 

@@ -7,9 +7,11 @@ Worker w plays its share of the hands in chunks of ``CHUNK_HANDS``:
 state of a random generator, or None). Hand h is played the same way whatever chunk it falls
 in, so a worker's data, its chunks' arrays end to end, do not depend on where a run stopped.
 
-A run stopped by SIGINT or SIGTERM (``interrupt.py``) keeps what is done in a *partial* file
-(``save_partial``: its config, and per worker the hands done, the carry and the arrays), written
-atomically beside the output; ``--resume PARTIAL`` reads it back (``load_partial``) and goes on.
+A trainer built on this (its config a ``ResumableConfig``) runs as ``play_then_fit`` says: its
+hands, then a fit of what they gave, then its output. A run stopped by SIGINT or SIGTERM
+(``interrupt.py``) keeps what is done in a *partial* file (``save_partial``: its config, and per
+worker the hands done, the carry and the arrays), written atomically beside the output;
+``--resume PARTIAL`` reads it back (``load_partial``) and goes on.
 The worker processes ignore both signals (a Ctrl-C at the terminal reaches every process of the
 group): the trainer decides what a signal means, and a second one kills them at once.
 """
@@ -18,18 +20,21 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing as mp
+import os
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import numpy as np
 import torch
 
 from tiengow.agents.infra import atomic_write, worker_pool
 
-from .config import build, parse_overrides
-from .interrupt import SIGNALS, Interrupted, StopRequest
+from .config import TrainerConfig, build, parse_overrides
+from .interrupt import SIGNALS, Interrupted, StopRequest, stop_on_signal
+from .runs import run_dir
 
 CHUNK_HANDS = 25  # hands a worker plays between two looks at a stop request
 FORMAT = "tiengow-partial"
@@ -68,15 +73,18 @@ def count_done(units: int = 1) -> None:
 def play_chunks(
     function: Callable,
     tasks: list,
-    shares: list[int],
+    hands: int,
     what: str,
     stop: StopRequest,
     done: list[WorkerData] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[WorkerData]:
-    """Play ``shares[w]`` hands of ``tasks[w]`` in worker w, one chunk of every unfinished worker at a
-    time (module doc), from ``done`` (a resumed run) on, until all are played or ``stop`` is set.
-    ``progress`` gets the hands played by all workers every 5 seconds and after each chunk."""
+    """Play ``hands`` hands, split evenly over the workers (one per task): worker w plays its share of
+    ``tasks[w]``, one chunk of every unfinished worker at a time (module doc), from ``done`` (a
+    resumed run) on, until all are played or ``stop`` is set. ``progress`` gets the hands played by
+    all workers every 5 seconds and after each chunk."""
+    workers = len(tasks)
+    shares = [hands // workers + (w < hands % workers) for w in range(workers)]
     done = done or [WorkerData() for _ in shares]
     if all(worker.hands == share for worker, share in zip(done, shares)):  # a run stopped in its fit
         return done
@@ -189,3 +197,67 @@ def stop_with_partial(
         else "in the fit, all hands played (the fit starts again on resume)"
     )
     raise Interrupted(signal_number, where, partial, f"tiengow {kind} --resume {partial}")
+
+
+class ResumableConfig(TrainerConfig):
+    """The config of a trainer that plays ``hands`` in workers, then fits (distill, locator). A
+    subclass names its ``COMMAND`` (``train distill``), its ``STAGE`` of play (the progress and
+    summary name it), its default ``OUTPUT`` file name, and the settings the hands depend on
+    (``FIXED``), which a resume may not change."""
+
+    COMMAND: ClassVar[str]
+    STAGE: ClassVar[str]
+    OUTPUT: ClassVar[str]
+    FIXED: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def for_resume(cls: type[Config], path: str, overrides: list[str]) -> tuple[Config, Partial]:
+        """The config and the work done of a stopped run (``--resume PATH``), with ``--set``
+        overrides of the fit's settings on top."""
+        return read_resume(cls, path, cls.COMMAND, overrides, cls.FIXED)
+
+
+def play_then_fit(
+    config: Any,
+    play: Callable,
+    fit: Callable,
+    write: Callable[[str, dict, dict], None],
+    progress: Callable[[str, int, float], None] | None = None,
+    resume: Partial | None = None,
+) -> dict:
+    """A run of a ``ResumableConfig`` trainer, and its summary: ``play(stop, done, progress)`` plays
+    the hands from ``resume``'s on, ``fit(done, stop, progress)`` fits ((model, figures), or None
+    when stopped), and ``write(out, model, summary)`` writes the output, ``config.out`` or
+    ``OUTPUT`` in a new ``runs/<command>/<timestamp>`` folder. ``progress(stage, count, figure)``
+    hears of both stages. On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands
+    under way, or in the fit, with the work done in ``OUT.partial`` (``stop_with_partial``); a
+    resumed run's partial file goes once the output is written."""
+    start = time.perf_counter()
+    with stop_on_signal() as stop:
+        done = play(
+            stop,
+            resume.done if resume else None,
+            (lambda hands: progress(config.STAGE, hands, 0.0)) if progress else None,
+        )
+        played = time.perf_counter() - start
+        fitted = (
+            None
+            if stop
+            else fit(done, stop, (lambda count, figure: progress("fit", count, figure)) if progress else None)
+        )
+    # the folder is made once there is something to put in it
+    out = config.out if config.out is not None else os.path.join(run_dir(config.COMMAND), config.OUTPUT)
+    if fitted is None:
+        stop_with_partial(stop.signal, config.COMMAND, out, config.to_dict(), done, config.hands)
+    model, figures = fitted
+    summary = {
+        **figures,
+        "hands": config.hands,
+        f"{config.STAGE}_seconds": played,
+        "fit_seconds": time.perf_counter() - start - played,
+        "out": out,
+    }
+    write(out, model, summary)
+    if resume:
+        os.remove(resume.path)  # all it held is in the output now
+    return summary

@@ -1,4 +1,5 @@
-"""Reading training configs: one YAML mapping of settings into a config dataclass.
+"""Reading training configs: one YAML mapping of settings into a config dataclass
+(``TrainerConfig``, the base of the trainers' configs).
 
 ``--config`` takes a file path or the name of a config shipped inside the package
 (``tiengow.configs``: ``ppo``, ``cfr``, ``cfr_micro``), so that ``tiengow train cfr --config
@@ -141,3 +142,23 @@ def read_config(cls: type[Config], path: str | None, overrides: list[str] | None
         return build(cls, data)
     except ValueError as err:
         raise ValueError(f"config {path or '(defaults)'}: {err}") from None
+
+
+class TrainerConfig:
+    """What the trainers' config dataclasses share (ppo, distill, locator): read from a YAML config
+    and ``--set`` overrides, built from a dict, written as one. Each gives its own ``validate()``
+    (``build`` calls it): ValueError on the first setting out of range."""
+
+    @classmethod
+    def from_file(cls: type[Config], path: str | None, overrides: list[str] | None = None) -> Config:
+        """A YAML config (a path or a shipped name; None: the defaults) with ``name=value``
+        overrides (values in YAML syntax) on top; ValueError naming the config and the problem."""
+        return read_config(cls, path, overrides)
+
+    @classmethod
+    def from_dict(cls: type[Config], data: dict) -> Config:
+        """``cls(**data)``, refusing unknown settings, validated."""
+        return build(cls, data)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

@@ -24,10 +24,7 @@ uninterrupted run gives.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,12 +36,12 @@ from tiengow.agents.ppo import DEFAULT_POLICY
 from tiengow.agents.search import SearchAgent
 from tiengow_env.game import Game
 
-from .chunks import Partial, WorkerData, count_done, play_chunks, read_resume, stop_with_partial
-from .config import check_ranges, read_config
-from .interrupt import StopRequest, stop_on_signal
+from .chunks import Partial, ResumableConfig, WorkerData, count_done, play_chunks, play_then_fit
+from .config import check_ranges
+from .interrupt import StopRequest
 from .ppo import network_from_checkpoint
 from .ppo_checkpoints import load_checkpoint, save_checkpoint
-from .runs import check_outputs, run_dir
+from .runs import check_outputs
 
 SEED_STRIDE = 100_000  # game seeds of one worker: seed + w * SEED_STRIDE + (0 .. its hands - 1)
 # hands: the decisions are held in memory, about 25 a hand at 1.2 KB each (200,000 hands: 6 GB)
@@ -58,12 +55,16 @@ INTEGERS = (
 )
 NUMBERS = (("lr", 0, math.inf, False), ("kl", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr"}
-LABELLING = ("teacher", "student", "hands", "workers", "seed")  # the labelled decisions depend on these only
 
 
 @dataclass
-class DistillConfig:
+class DistillConfig(ResumableConfig):
     """One distillation run (``configs/distill.yaml``); ``--set name=value`` overrides any field."""
+
+    COMMAND = "train distill"
+    STAGE = "label"
+    OUTPUT = "distilled.pt"
+    FIXED = ("teacher", "student", "hands", "workers", "seed")  # the labelled decisions depend on these only
 
     teacher: str = "champion:1500"
     """the search bot whose choices are learned (it plays every seat of the labelled hands)"""
@@ -90,18 +91,6 @@ class DistillConfig:
     out: str | None = None
     """checkpoint path; None: distilled.pt in a new folder runs/train-distill/<timestamp>"""
 
-    @classmethod
-    def from_file(cls, path: str | None, overrides: list[str] | None = None) -> DistillConfig:
-        """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
-        the file and the problem."""
-        return read_config(cls, path, overrides)
-
-    @classmethod
-    def for_resume(cls, path: str, overrides: list[str]) -> tuple[DistillConfig, Partial]:
-        """The config and the labelling done of a stopped run (``--resume PATH``), with ``--set``
-        overrides of the fit's settings on top."""
-        return read_resume(cls, path, "train distill", overrides, LABELLING)
-
     def validate(self) -> None:
         """Raise ValueError on the first bad setting; the teacher and student are loaded once."""
         check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
@@ -126,9 +115,6 @@ class DistillConfig:
     @property
     def student_path(self) -> str:
         return str(DEFAULT_POLICY) if self.student is None else self.student
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def read_student(path: str) -> dict:
@@ -191,9 +177,8 @@ def label(
 ) -> list[WorkerData]:
     """The teacher's decisions over ``config.hands`` hands, per worker (module doc), from ``done`` on,
     until all are labelled or ``stop`` is set (``chunks.play_chunks``)."""
-    shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
     tasks = [(config.teacher, rules, config.seed + w * SEED_STRIDE) for w in range(config.workers)]
-    return play_chunks(_label, tasks, shares, "the labelling", stop, done, progress)
+    return play_chunks(_label, tasks, config.hands, "the labelling", stop, done, progress)
 
 
 def decisions(done: list[WorkerData]) -> dict[str, np.ndarray]:
@@ -265,48 +250,22 @@ def distill(
 ) -> dict:
     """Label, fit and write (module doc), the labelling going on from ``resume``'s; the summary of
     the run. On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
-    (``chunks.stop_with_partial``)."""
+    (``chunks.play_then_fit``)."""
     student = read_student(config.student_path)
     rules = student["config"]["rules"]
-    start = time.perf_counter()
-    with stop_on_signal() as stop:
-        done = label(
-            config,
-            rules,
-            stop,
-            resume.done if resume else None,
-            progress=(lambda hands: progress("label", hands, 0.0)) if progress else None,
-        )
-        labelled = time.perf_counter() - start
-        fitted = (
-            None
-            if stop
-            else fit(
-                config,
-                decisions(done),
-                student,
-                stop,
-                progress=(lambda epoch, agree: progress("fit", epoch, agree)) if progress else None,
-            )
-        )
-    # the folder is made once there is something to put in it
-    out = config.out if config.out is not None else os.path.join(run_dir("train distill"), "distilled.pt")
-    if fitted is None:
-        stop_with_partial(stop.signal, "train distill", out, config.to_dict(), done, config.hands)
-    model, figures = fitted
-    summary = {
-        **figures,
-        "hands": config.hands,
-        "label_seconds": labelled,
-        "fit_seconds": time.perf_counter() - start - labelled,
-        "out": out,
-    }
-    save_checkpoint(
-        out, {"config": student["config"], "model": model, "distill": {"config": config.to_dict(), "summary": summary}}
+
+    def write(out: str, model: dict, summary: dict) -> None:
+        distilled = {"config": config.to_dict(), "summary": summary}
+        save_checkpoint(out, {"config": student["config"], "model": model, "distill": distilled})
+
+    return play_then_fit(
+        config,
+        lambda stop, done, shown: label(config, rules, stop, done, shown),
+        lambda done, stop, shown: fit(config, decisions(done), student, stop, shown),
+        write,
+        progress,
+        resume,
     )
-    if resume:
-        os.remove(resume.path)  # all it held is in the checkpoint now
-    return summary
 
 
 __all__ = ["DistillConfig", "distill", "label", "decisions", "fit", "SEED_STRIDE"]

@@ -23,10 +23,7 @@ uninterrupted run gives.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,10 +39,10 @@ from tiengow_env.env import Session
 from tiengow_env.state import StateView
 from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
 
-from .chunks import Partial, WorkerData, count_done, play_chunks, read_resume, stop_with_partial
-from .config import check_ranges, read_config
-from .interrupt import StopRequest, stop_on_signal
-from .runs import check_outputs, run_dir
+from .chunks import Partial, ResumableConfig, WorkerData, count_done, play_chunks, play_then_fit
+from .config import check_ranges
+from .interrupt import StopRequest
+from .runs import check_outputs
 
 RULES = "standard"
 # hands: the information states are held in memory, about 112 a hand at 8 KB each (20,000 hands: 18 GB)
@@ -62,13 +59,17 @@ INTEGERS = (
 )
 NUMBERS = (("lr", 0, math.inf, False), ("weight_decay", 0, math.inf, False), ("validation", 0, 0.5, False))
 POSITIVE = {"lr", "validation"}
-PLAYING = ("teacher", "hands", "workers", "seed")  # the information states played depend on these only
 ONE_HOT = np.eye(NUM_TYPES, dtype=np.int8)[TILE_TYPE]  # (32 bits, T): the tile type of each bit
 
 
 @dataclass
-class LocatorConfig:
+class LocatorConfig(ResumableConfig):
     """One locator run (``configs/locator.yaml``); ``--set name=value`` overrides any field."""
+
+    COMMAND = "train locator"
+    STAGE = "play"
+    OUTPUT = "locator.pt"
+    FIXED = ("teacher", "hands", "workers", "seed")  # the information states played depend on these only
 
     teacher: str = "search"
     """the search bot whose hands are played (it plays every seat)"""
@@ -99,18 +100,6 @@ class LocatorConfig:
     out: str | None = None
     """checkpoint path; None: locator.pt in a new folder runs/train-locator/<timestamp>"""
 
-    @classmethod
-    def from_file(cls, path: str | None, overrides: list[str] | None = None) -> LocatorConfig:
-        """A YAML config (None: the defaults) with ``name=value`` overrides; ValueError naming
-        the file and the problem."""
-        return read_config(cls, path, overrides)
-
-    @classmethod
-    def for_resume(cls, path: str, overrides: list[str]) -> tuple[LocatorConfig, Partial]:
-        """The config and the hands played of a stopped run (``--resume PATH``), with ``--set``
-        overrides of the fit's settings on top."""
-        return read_resume(cls, path, "train locator", overrides, PLAYING)
-
     def validate(self) -> None:
         """Raise ValueError on the first bad setting."""
         check_ranges(self, INTEGERS, NUMBERS, POSITIVE)
@@ -121,9 +110,6 @@ class LocatorConfig:
                 f"teacher must be a search bot's spec (search, pimc:N, champion, ...), got {self.teacher!r}"
             )
         check_outputs(self.out, "out", "train locator")
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 # ============================================================================ play
@@ -173,9 +159,8 @@ def play(
 ) -> list[WorkerData]:
     """Each worker's data, in worker order (module doc), from ``done`` on, until all hands are
     played or ``stop`` is set (``chunks.play_chunks``)."""
-    shares = [config.hands // config.workers + (w < config.hands % config.workers) for w in range(config.workers)]
     tasks = [(config.teacher, config.seed + w) for w in range(config.workers)]
-    return play_chunks(_play, tasks, shares, "the hands", stop, done, progress)
+    return play_chunks(_play, tasks, config.hands, "the hands", stop, done, progress)
 
 
 # ============================================================================ fit
@@ -279,49 +264,21 @@ def train_locator(
 ) -> dict:
     """Play, fit and write (module doc), the play going on from ``resume``'s; the summary of the run.
     On SIGINT or SIGTERM, ``interrupt.Interrupted`` after the chunk of hands under way
-    (``chunks.stop_with_partial``)."""
-    start = time.perf_counter()
-    with stop_on_signal() as stop:
-        done = play(
-            config,
-            stop,
-            resume.done if resume else None,
-            progress=(lambda hands: progress("play", hands, 0.0)) if progress else None,
-        )
-        played = time.perf_counter() - start
-        fitted = (
-            None
-            if stop
-            else fit(
-                config,
-                [worker.arrays() for worker in done],
-                stop,
-                progress=(lambda step, gain: progress("fit", step, gain)) if progress else None,
-            )
-        )
-    # the folder is made once there is something to put in it
-    out = config.out if config.out is not None else os.path.join(run_dir("train locator"), "locator.pt")
-    if fitted is None:
-        stop_with_partial(stop.signal, "train locator", out, config.to_dict(), done, config.hands)
-    model, figures = fitted
-    summary = {
-        **figures,
-        "hands": config.hands,
-        "play_seconds": played,
-        "fit_seconds": time.perf_counter() - start - played,
-        "out": out,
-    }
-    payload = {
-        "format": FORMAT,
-        "version": VERSION,
-        "model": model,
-        "config": {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()},
-        "summary": summary,
-    }
-    atomic_write(out, lambda f: torch.save(payload, f))
-    if resume:
-        os.remove(resume.path)  # all it held is in the checkpoint now
-    return summary
+    (``chunks.play_then_fit``)."""
+
+    def write(out: str, model: dict, summary: dict) -> None:
+        settings = {"rules": RULES, "hidden": config.hidden, "layers": config.layers, **config.to_dict()}
+        payload = {"format": FORMAT, "version": VERSION, "model": model, "config": settings, "summary": summary}
+        atomic_write(out, lambda f: torch.save(payload, f))
+
+    return play_then_fit(
+        config,
+        lambda stop, done, shown: play(config, stop, done, shown),
+        lambda done, stop, shown: fit(config, [worker.arrays() for worker in done], stop, shown),
+        write,
+        progress,
+        resume,
+    )
 
 
 __all__ = ["LocatorConfig", "LocatorNet", "train_locator", "play", "fit", "hidden_places", "place_loss"]

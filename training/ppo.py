@@ -1,39 +1,14 @@
 """PPO self-play for Tien Gow (``tiengow train ppo --config ppo``), the algorithm in one file.
 
-Reading order: config, network, rollout (``Collector.collect``: the four-seat credit
-assignment), GAE and the update, and a short single-process loop (``train``). What a long run
-needs besides goes beside it: ``ppo_settings.py`` (the config's checks), ``ppo_runner.py``
-(collection overlapped with the update, Ray rollout workers, checkpoints, ``--resume`` and warm
-starts, background evaluation, logging, interruption), ``ppo_checkpoints.py`` (the checkpoint
-files, in the format of ``tiengow.agents.ppo``) and ``ppo_eval.py`` (the background duplicate
-evaluation and the curve plot).
-
-* **Policy.** One MLP with shared parameters for all four seats (each seat sees its own
-  observation, seats relative to itself), a masked categorical policy head (illegal logits are
-  set to the lowest float, so they get probability exactly 0 and no gradient) and a value head.
-* **Environment.** ``tiengow_env.vector.VectorEnv``: N hands stepped in compiled code. Every
-  env step is one decision of one seat; the learner's decisions are batched through torch.
-* **Seating** (``draw_seating``). At each episode start an env becomes, with probability
-  ``opponent_mix``, a pool game: the learner takes one random seat and the three others are one
-  pool member, drawn by ``pool_weights``: ``greedy`` (the compiled greedy policy,
-  ``_kernels.greedy_action``), ``expert`` (the compiled expert heuristic, row by row: slower than
-  greedy), any other agent spec (frozen: an agent with ``act_batch`` such as ``ppo:PATH`` plays a
-  batch at once, a searching agent such as ``pimc:8`` gets a ``Game`` of its env and is slow;
-  ``tiengow exploit`` trains against one alone) or ``past`` (one of the last ``pool_size``
-  snapshots of the learner, taken every ``pool_interval`` updates, batched through torch).
-  Otherwise all four seats are the current learner (self-play).
-* **Four-seat credit assignment** (``_ppo_kernels``). Each seat's trajectory is its own chain of
-  decisions. The chips paid to seat s by a step (a trick bonus, the settlement), whoever acted,
-  are added to s's *last decision before them*; chips paid before s's first decision of an episode
-  (a hand decided at the deal) go to that first decision. When an episode ends, every seat's chain
-  ends there (done). GAE (gamma, lambda) then runs along each chain: V(next) is the value of the
-  same seat's next decision in the same env. A chain cut by the end of the rollout bootstraps
-  from its last decision, which is then left out of the update (it has no complete target).
+Config, network, the rollout (``Collector.collect``, with the four-seat credit assignment of
+``_ppo_kernels``), GAE and the clipped update (``ppo_update``), and a plain single-process loop
+(``train``); docs/training.md ("PPO, the algorithm") explains each. Beside it: ``ppo_pool.py``
+seats the opponents, ``ppo_settings.py`` checks the config, and ``ppo_runner.py`` runs it for
+real (overlapped collection, Ray workers, checkpoints, resume, background evaluation).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,24 +18,23 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from tiengow.agents.base import Agent, make_agent
 from tiengow.agents.ppo import input_scale
-from tiengow_env import layout as L
 from tiengow_env.combos import table_for
-from tiengow_env.game import Game
 from tiengow_env.observation import ObservationLayout
 from tiengow_env.rules import RuleSet
 from tiengow_env.vector import VectorEnv
 
 from . import _ppo_kernels as PK
-from .config import build, read_config
-from .ppo_settings import check_settings, config_for_resume, with_outputs
+from .ppo_pool import SELF, Opponents, Seating, draw_seating, sample_actions
+from .ppo_settings import RunSettings, check_settings
 
 
 # ============================================================================ config
 @dataclass
-class PpoConfig:
-    """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field."""
+class PpoConfig(RunSettings):
+    """One PPO run (``configs/ppo.yaml``); ``--set name=value`` overrides any field. The settings of
+    the run around the algorithm (time limit, evaluation, checkpoints, outputs) are those of
+    ``ppo_settings.RunSettings``."""
 
     rules: Any = "standard"
     """preset name, rules file, or a dict of switches"""
@@ -70,9 +44,6 @@ class PpoConfig:
     """seed of the deals, the network initialisation, the sampling and the pool draws"""
     total_steps: int = 50_000_000
     """environment steps (decisions of all seats, opponents included) to train for"""
-    max_seconds: float | None = None
-    """stop earlier, with a checkpoint, after this many seconds of training in this run (a resumed run
-    counts from its own start; None: no limit)"""
     num_envs: int = 1024
     """environments stepped together"""
     rollout_steps: int = 64
@@ -108,55 +79,13 @@ class PpoConfig:
     opponent_mix: float = 0.5
     """probability that an episode is a pool game (learner in one seat, a pool member in the others)"""
     pool_weights: dict = field(default_factory=lambda: {"greedy": 0.3, "expert": 0.0, "past": 0.7})
-    """relative weights of the pool members: past (the learner's snapshots) and any agent specs, frozen:
-    greedy (compiled, fast), expert (Python, slow), pimc:8 (search, slower), ppo:PATH, ..."""
+    """relative weights of the pool members: past (the learner's snapshots), greedy, expert, any agent spec"""
     pool_size: int = 5
     """past snapshots kept in the pool (the most recent ones)"""
     pool_interval: int = 20
     """updates between snapshots added to the pool"""
-    eval_interval: int = 25
-    """updates between duplicate evaluations, and one at the end of every run (0: none); they run in
-    a background process"""
-    eval_deals: int = 200
-    """duplicate deals per opponent at each evaluation"""
-    eval_opponents: list = field(default_factory=lambda: ["greedy", "expert"])
-    """agents the evaluation plays against (three copies each)"""
-    eval_seed: int = 2024
-    """seed of the evaluation deals (the same deals every time)"""
-    exploit_interval: int = 0
-    """updates between measurements of the current policy's exploitability, and one at the end (0: none):
-    the exact best response's gain on small rule sets (micro), else the gain of an exploiter trained
-    for exploit_minutes (tiengow exploit); in the background process, TensorBoard exploit/"""
-    exploit_minutes: float = 2.0
-    """training budget of each exploiter on the full game (exploit_interval)"""
-    checkpoint_interval: int = 10
-    """updates between checkpoints (and one at the end)"""
-    out: str | None = None
-    """checkpoint path (written atomically); None: ppo.pt in a new folder runs/train-ppo/<timestamp>"""
-    log_dir: str | bool | None = None
-    """TensorBoard folder, where curve.json (the evaluations) goes too; None: the checkpoint's folder;
-    false: no logging"""
     threads: int = 1
     """torch intra-op threads of each of the two threads (collector, learner)"""
-    overlap: bool = True
-    """collect the next rollout while the learner updates (policy lag 1); False: strictly alternate"""
-
-    @classmethod
-    def from_file(cls, path: str | None, overrides: list[str] | None = None) -> PpoConfig:
-        """Read a YAML config (None: the defaults), then apply ``name=value`` overrides (values in
-        YAML syntax). ValueError naming the file or override and the problem."""
-        return read_config(cls, path, overrides)
-
-    @classmethod
-    def for_resume(cls, checkpoint: str, overrides: list[str] | None = None) -> PpoConfig:
-        """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
-        ``name=value`` overrides on top (``ppo_settings.config_for_resume``)."""
-        return config_for_resume(cls, checkpoint, overrides)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PpoConfig:
-        """``PpoConfig(**data)``, refusing unknown settings, validated."""
-        return build(cls, data)
 
     @property
     def batch_steps(self) -> int:
@@ -168,16 +97,9 @@ class PpoConfig:
         """The updates of the run: ``total_steps`` in whole updates of ``batch_steps``, at least one."""
         return max(1, self.total_steps // self.batch_steps)
 
-    def with_outputs(self) -> PpoConfig:
-        """This config with its output paths made concrete (``ppo_settings.with_outputs``)."""
-        return with_outputs(self)
-
     def validate(self) -> None:
         """Raise ValueError on the first setting out of range (``ppo_settings.check_settings``)."""
         check_settings(self)
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 # ============================================================================ network
@@ -235,58 +157,6 @@ def network_from_checkpoint(data: dict, path: str = "checkpoint") -> PolicyNet:
 
 
 # ============================================================================ rollout
-SELF = 0  # an env's kind: 0 self-play, 1 + m pool member m (pool_members), then the past snapshots
-
-
-def sample_actions(log_probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One action per row drawn from the masked distribution (masked actions have probability 0)."""
-    return torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
-
-
-# ============================================================================ opponent pool
-def pool_members(config: PpoConfig) -> list[str]:
-    """The frozen agents of the pool, in kind order: ``greedy`` and ``expert`` always (so that kinds
-    keep their numbers whatever the weights), then the other agent specs of ``pool_weights``."""
-    return ["greedy", "expert"] + [spec for spec in config.pool_weights if spec not in ("greedy", "expert", "past")]
-
-
-def kind_name(config: PpoConfig, kind: int) -> str:
-    """``self``, a pool member's spec, or ``past``."""
-    members = pool_members(config)
-    return "self" if kind == SELF else members[kind - 1] if kind <= len(members) else "past"
-
-
-@dataclass
-class Seating:
-    """Who plays in each env: ``kind`` (SELF, 1 + pool member, then past snapshots) and the learner's seat."""
-
-    kind: np.ndarray
-    learner_seat: np.ndarray
-    pending: np.ndarray  # credit bookkeeping, _ppo_kernels
-    carry: np.ndarray
-
-
-def draw_seating(
-    config: PpoConfig, rng: np.random.Generator, seating: Seating, envs: np.ndarray, snapshots: int, players: int
-) -> None:
-    """Draw the opponents of a new episode in each of ``envs``: self-play, or (``opponent_mix``)
-    one pool member at every seat but the learner's."""
-    if len(envs) == 0:
-        return
-    weights = [config.pool_weights.get(spec, 0.0) for spec in pool_members(config)]
-    weights += [config.pool_weights.get("past", 0.0) / snapshots] * snapshots if snapshots else []
-    probabilities = np.asarray(weights, dtype=np.float64)
-    pool_game = rng.random(len(envs)) < config.opponent_mix
-    member = (
-        rng.choice(len(weights), size=len(envs), p=probabilities / probabilities.sum())
-        if probabilities.sum() > 0
-        else np.zeros(len(envs), dtype=np.int64)
-    )
-    seating.kind[envs] = np.where(pool_game, 1 + member, SELF)
-    seating.learner_seat[envs] = rng.integers(0, players, size=len(envs))
-
-
-# ============================================================================ rollout
 @dataclass
 class Buffer:
     """The learner's decisions of one rollout, in time order."""
@@ -315,11 +185,9 @@ class Buffer:
         )
 
 
-BUFFER_ARRAYS = ("observation", "mask", "action", "log_prob", "value", "reward", "next_decision", "done")
-
-
 class Collector:
-    """Steps the VectorEnv for ``rollout_steps``; the learner acts where the seating says so."""
+    """Steps the VectorEnv for ``rollout_steps``; the learner acts where the seating says so, the
+    opponent pool (``ppo_pool.Opponents``) everywhere else."""
 
     def __init__(
         self,
@@ -329,32 +197,14 @@ class Collector:
         rng: np.random.Generator,
         sampling_seed: int | None = None,
     ):
-        self.config, self.env, self.seating, self.rng = config, env, seating, rng
+        self.config, self.env, self.seating = config, env, seating
         capacity = env.num_envs * config.rollout_steps
         self.buffers = [Buffer.empty(capacity, env.observation_size, env.num_actions) for _ in range(2)]
         self.turn = 0
         # the collector's own sampling stream
         self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
         self.actions = np.zeros(env.num_envs, dtype=np.int64)
-        self.scratch = np.zeros(L.legal_len(env.combos.num_combos), dtype=np.int64)
-        self.members = pool_members(config)
-        self.agents: dict[int, Agent] = {}  # kind -> the frozen agent (greedy is compiled)
-        for m, spec in enumerate(self.members):
-            if spec != "greedy" and config.pool_weights.get(spec, 0.0) > 0:  # expert is deterministic: seed 0
-                seed = 0 if spec == "expert" else int(rng.integers(2**31))
-                self.agents[1 + m] = make_agent(spec, env.rules, seed=seed)
-        self.game: Game | None = None  # a template for searching agents
-        self.snapshots: list[nn.Module] = []
-        self.pool: list[dict] = []  # the weights of the snapshots
-
-    def load_snapshots(self, pool: list[dict], network: Callable[[], nn.Module]) -> None:
-        """Play the past snapshots ``pool`` (state dicts as numpy), when they changed."""
-        if pool is self.pool:
-            return
-        self.snapshots = [network().eval() for _ in pool]
-        for snapshot, state in zip(self.snapshots, pool):
-            snapshot.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
-        self.pool = pool
+        self.opponents = Opponents(config, env, seating, rng, self.generator)
 
     def collect(self, net: nn.Module, stats: dict) -> Buffer:
         """One rollout; per-kind episode chips of the learner are added to ``stats``."""
@@ -363,9 +213,9 @@ class Collector:
         self.turn ^= 1
         buffer.count = 0
         torch.set_num_threads(self.config.threads)
+        pending, carry = seating.pending, seating.carry  # the credit bookkeeping (_ppo_kernels)
         # A chain still open from the last rollout continues into a decision no longer in the buffer.
-        seating.pending[seating.pending >= 0] = PK.DROPPED
-        table, rules = env.combos.table, env.combos.rules_array
+        pending[pending >= 0] = PK.DROPPED
         observation, mask, to_act = env.observation, env.action_mask.view(bool), env.to_act
         for _ in range(self.config.rollout_steps):
             learner = (seating.kind == SELF) | (to_act == seating.learner_seat)
@@ -384,80 +234,18 @@ class Collector:
             buffer.action[first : first + m] = chosen.numpy()
             self.actions[rows] = buffer.action[first : first + m]
             PK.record_decisions(
-                rows,
-                to_act[rows],
-                first,
-                seating.pending,
-                seating.carry,
-                buffer.reward,
-                buffer.next_decision,
-                buffer.done,
+                rows, to_act[rows], first, pending, carry, buffer.reward, buffer.next_decision, buffer.done
             )
             buffer.count += m
             if m < env.num_envs:
-                self._opponent_actions(np.flatnonzero(~learner), table, rules)
+                self.opponents.act(np.flatnonzero(~learner), self.actions)
             _, _, _, rewards, terminated = env.step(self.actions)
-            PK.assign_rewards(
-                rewards,
-                terminated,
-                self.config.reward_scale,
-                seating.pending,
-                seating.carry,
-                buffer.reward,
-                buffer.done,
-            )
+            PK.assign_rewards(rewards, terminated, self.config.reward_scale, pending, carry, buffer.reward, buffer.done)
             ended = np.flatnonzero(terminated)
             if len(ended):
                 stats["hands"] = stats.get("hands", 0) + len(ended) * env.hands
-                for i in ended:
-                    kind = int(seating.kind[i])
-                    if kind != SELF:
-                        stats.setdefault(kind_name(self.config, kind), []).append(
-                            float(env.episode_net[i, seating.learner_seat[i]])
-                        )
-                draw_seating(self.config, self.rng, seating, ended, len(self.snapshots), env.players)
+                self.opponents.episodes_ended(ended, stats)
         return buffer
-
-    def _opponent_actions(self, rows: np.ndarray, table: np.ndarray, rules: np.ndarray) -> None:
-        kind = self.seating.kind[rows]
-        greedy = rows[kind == 1]
-        if len(greedy):
-            PK.greedy_actions(self.env.states, greedy, table, rules, self.scratch, self.actions)
-        for member, agent in self.agents.items():
-            mine = rows[kind == member]
-            if not len(mine):
-                continue
-            if agent.uses_game:
-                for i in mine:
-                    self.actions[i] = agent.act(self.env.observation[i], self.env.action_mask[i], game=self._game(i))
-            else:
-                self.actions[mine] = agent.act_batch(self.env.observation[mine], self.env.action_mask[mine])
-        past_kind = 1 + len(self.members)
-        for j, snapshot in enumerate(self.snapshots):
-            past = rows[kind == past_kind + j]
-            if len(past):
-                with torch.no_grad():
-                    log_probs, _ = snapshot(
-                        torch.from_numpy(self.env.observation[past]),
-                        torch.from_numpy(self.env.action_mask.view(bool)[past]),
-                    )
-                    self.actions[past] = sample_actions(log_probs, self.generator).numpy()
-
-    def _game(self, i: int) -> Game:
-        """Env i's hand as a ``Game`` (a copy), for an agent that searches from it."""
-        if self.game is None:
-            self.game = Game(seed=0, rules=self.env.rules)
-        game = self.game.clone()
-        game.state[:] = self.env.states[i]
-        return game
-
-    def agent_states(self) -> dict:
-        """The frozen agents' random streams (a stochastic one, such as ``random``, must resume exactly)."""
-        return {str(kind): agent.rng.bit_generator.state for kind, agent in self.agents.items()}
-
-    def load_agent_states(self, states: dict) -> None:
-        for kind, state in states.items():
-            self.agents[int(kind)].rng.bit_generator.state = state
 
 
 def make_collector(
@@ -471,12 +259,7 @@ def make_collector(
     seeds = np.random.SeedSequence([config.seed, first_env, incarnation]).generate_state(2, np.uint64)
     deal_seed = config.seed + first_env if incarnation == 0 else int(seeds[0] >> np.uint64(2))
     env = VectorEnv(num_envs, RuleSet.from_spec(config.rules), seed=deal_seed, hands=config.hands)
-    seating = Seating(
-        np.zeros(num_envs, np.int64),
-        np.zeros(num_envs, np.int64),
-        np.full((num_envs, env.players), PK.NO_DECISION, np.int64),
-        np.zeros((num_envs, env.players), np.float64),
-    )
+    seating = Seating.empty(num_envs, env.players)
     rng = np.random.default_rng(seeds)
     draw_seating(config, rng, seating, np.arange(num_envs), 0, env.players)
     return Collector(config, env, seating, rng, sampling_seed=int(seeds[1] >> np.uint64(1)))
@@ -606,7 +389,7 @@ def train(config: PpoConfig, progress: Callable[[int, dict], None] | None = None
         buffer = collector.collect(behaviour, stats)
         losses = learn(config, net, optimizer, shuffle, buffer, update, update * config.batch_steps)
         pool = add_snapshot(config, net, pool, update + 1)
-        collector.load_snapshots(pool, lambda: make_network(config))
+        collector.opponents.load_snapshots(pool, lambda: make_network(config))
         if progress:
             progress((update + 1) * config.batch_steps, {"update": update + 1, **losses})
     return net
@@ -617,16 +400,12 @@ __all__ = [
     "PolicyNet",
     "Buffer",
     "Collector",
-    "Seating",
-    "SELF",
     "train",
     "learn",
     "setup",
+    "add_snapshot",
     "make_network",
     "make_collector",
     "network_from_checkpoint",
-    "draw_seating",
-    "pool_members",
-    "kind_name",
     "ppo_update",
 ]

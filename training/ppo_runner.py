@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -43,20 +44,10 @@ from tiengow.agents.infra import connect_ray
 from tiengow_env.vector import VectorEnv
 
 from .interrupt import Interrupted, stop_on_signal
-from .ppo import (
-    BUFFER_ARRAYS,
-    Buffer,
-    PpoConfig,
-    add_snapshot,
-    learn,
-    make_collector,
-    make_network,
-    network_from_checkpoint,
-    pool_members,
-    setup,
-)
+from .ppo import Buffer, PpoConfig, add_snapshot, learn, make_collector, make_network, network_from_checkpoint, setup
 from .ppo_checkpoints import arrays_state, load_arrays, load_checkpoint, numpy_tree, save_checkpoint, torch_tree
 from .ppo_eval import BackgroundEval
+from .ppo_pool import pool_members
 from .runs import ScalarLog, check_output_path
 
 
@@ -78,6 +69,9 @@ class RayCollection:
     """"local" (a Ray instance started here) or the HOST:PORT of a cluster, as ``ray start --head`` prints it"""
     workers: int = 2
     """rollout workers (actors), each with its own share of num_envs"""
+
+
+BUFFER_ARRAYS = tuple(f.name for f in dataclasses.fields(Buffer) if f.name != "count")
 
 
 def filled(buffer: Buffer) -> Buffer:
@@ -111,7 +105,7 @@ class RolloutWorker:
         self.config = config
         torch.set_num_threads(config.threads)
         self.collector = make_collector(config, first_env, num_envs, incarnation)
-        self.env, self.seating = self.collector.env, self.collector.seating
+        self.env, self.seating, self.opponents = self.collector.env, self.collector.seating, self.collector.opponents
         self.net = make_network(config).eval()
         self.pool_version = 0
 
@@ -121,7 +115,7 @@ class RolloutWorker:
         torch.set_num_threads(self.config.threads)
         self.net.load_state_dict(torch_tree(weights))
         if pool_version != self.pool_version:
-            self.collector.load_snapshots(pool, lambda: make_network(self.config))
+            self.opponents.load_snapshots(pool, lambda: make_network(self.config))
             self.pool_version = pool_version
         stats: dict = {}
         return self.collector.collect(self.net, stats), stats
@@ -136,16 +130,16 @@ class RolloutWorker:
         return {
             "env": arrays_state(self.env, env_array_names(self.env)),
             "seating": arrays_state(self.seating, ["kind", "learner_seat", "pending", "carry"]),
-            "numpy": self.collector.rng.bit_generator.state,
-            "opponents": self.collector.agent_states(),
+            "numpy": self.opponents.rng.bit_generator.state,
+            "opponents": self.opponents.agent_states(),
             "sampling": self.collector.generator.get_state().numpy(),
         }
 
     def load_state(self, state: dict) -> None:
         load_arrays(self.env, state["env"])
         load_arrays(self.seating, state["seating"])
-        self.collector.rng.bit_generator.state = state["numpy"]
-        self.collector.load_agent_states(state.get("opponents", {}))
+        self.opponents.rng.bit_generator.state = state["numpy"]
+        self.opponents.load_agent_states(state.get("opponents", {}))
         self.collector.generator.set_state(torch.tensor(state["sampling"]))
 
 

@@ -1,5 +1,6 @@
-"""What each ``PpoConfig`` setting may be, and the settings of a resumed run or of one about to
-write: the checks of ``training/ppo.py``'s config, kept out of the algorithm's file.
+"""The settings of a PPO run around the algorithm (``RunSettings``: time limit, evaluation,
+checkpoints, outputs), what each ``PpoConfig`` setting may be, and the settings of a resumed run
+or of one about to write: the config's side of ``training/ppo.py``, kept out of the algorithm's file.
 """
 
 from __future__ import annotations
@@ -7,16 +8,78 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from tiengow.agents.base import make_agent
 from tiengow_env.rules import RuleSet
 
-from .config import check_agent_specs, check_ranges, parse_overrides
+from .config import TrainerConfig, check_agent_specs, check_ranges, parse_overrides
 from .ppo_checkpoints import STRUCTURAL, load_checkpoint
 from .runs import run_dir
 
-Config = TypeVar("Config")
+Settings = TypeVar("Settings", bound="RunSettings")
+
+
+@dataclass
+class RunSettings(TrainerConfig):
+    """The settings of ``ppo_runner.train`` around the algorithm; ``ppo.PpoConfig`` adds the algorithm's."""
+
+    max_seconds: float | None = None
+    """stop earlier, with a checkpoint, after this many seconds of training in this run (None: no limit)"""
+    eval_interval: int = 25
+    """updates between duplicate evaluations (in a background process), and one at the end (0: none)"""
+    eval_deals: int = 200
+    """duplicate deals per opponent at each evaluation"""
+    eval_opponents: list = field(default_factory=lambda: ["greedy", "expert"])
+    """agents the evaluation plays against (three copies each)"""
+    eval_seed: int = 2024
+    """seed of the evaluation deals (the same deals every time)"""
+    exploit_interval: int = 0
+    """updates between measurements of the policy's exploitability, and one at the end (0: none; docs/training.md)"""
+    exploit_minutes: float = 2.0
+    """training budget of each exploiter on the full game (exploit_interval)"""
+    checkpoint_interval: int = 10
+    """updates between checkpoints (and one at the end)"""
+    out: str | None = None
+    """checkpoint path (written atomically); None: ppo.pt in a new folder runs/train-ppo/<timestamp>"""
+    log_dir: str | bool | None = None
+    """TensorBoard folder, with curve.json (the evaluations); None: the checkpoint's folder; false: no logs"""
+    overlap: bool = True
+    """collect the next rollout while the learner updates (policy lag 1); False: strictly alternate"""
+
+    @classmethod
+    def for_resume(cls: type[Settings], checkpoint: str, overrides: list[str] | None = None) -> Settings:
+        """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
+        ``name=value`` overrides on top. ValueError naming the field when an override changes a
+        setting the checkpoint's arrays depend on."""
+        saved = dict(load_checkpoint(checkpoint)["config"])
+        changes = parse_overrides(overrides or [])
+        for name in STRUCTURAL:
+            if name in changes and changes[name] != saved.get(name):
+                raise ValueError(
+                    f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
+                    f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
+                    f"run keeps it (start a new run to change it)"
+                )
+        # The run goes on where the checkpoint is now (it may have been copied or moved): its own
+        # path, and beside it the log, if the log was beside the checkpoint it was written to.
+        if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):
+            saved["log_dir"] = os.path.dirname(checkpoint) or "."
+        saved["out"] = checkpoint
+        saved.update(changes)
+        try:
+            return cls.from_dict(saved)
+        except ValueError as err:
+            raise ValueError(f"config of {checkpoint}: {err}") from None
+
+    def with_outputs(self: Settings) -> Settings:
+        """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
+        ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
+        out = self.out if self.out is not None else os.path.join(run_dir("train ppo"), "ppo.pt")
+        log_dir = os.path.dirname(out) or "." if self.log_dir is None else self.log_dir
+        return dataclasses.replace(self, out=out, log_dir=log_dir)
+
 
 # What each setting may be (``PpoConfig.validate``): whole numbers (name, low, high), and other
 # numbers (name, low, high, whether null is allowed); a number in POSITIVE must be above its low.
@@ -98,36 +161,3 @@ def check_settings(config: Any) -> None:
         raise ValueError(
             f"log_dir is a folder, null (the checkpoint's folder) or false (no logging), got {config.log_dir!r}"
         )
-
-
-def config_for_resume(cls: type[Config], checkpoint: str, overrides: list[str] | None = None) -> Config:
-    """The config ``checkpoint`` was trained with, writing to ``checkpoint`` itself, then
-    ``name=value`` overrides on top. ValueError naming the field when an override changes a
-    setting the checkpoint's arrays depend on."""
-    saved = dict(load_checkpoint(checkpoint)["config"])
-    changes = parse_overrides(overrides or [])
-    for name in STRUCTURAL:
-        if name in changes and changes[name] != saved.get(name):
-            raise ValueError(
-                f"--set {name}={changes[name]!r}: {checkpoint} was trained with {name} = "
-                f"{saved.get(name)!r}, and its network, optimiser and envs depend on it; a resumed "
-                f"run keeps it (start a new run to change it)"
-            )
-    # The run goes on where the checkpoint is now (it may have been copied or moved): its own
-    # path, and beside it the log, if the log was beside the checkpoint it was written to.
-    if saved.get("log_dir") == (os.path.dirname(saved.get("out") or "") or "."):
-        saved["log_dir"] = os.path.dirname(checkpoint) or "."
-    saved["out"] = checkpoint
-    saved.update(changes)
-    try:
-        return cls.from_dict(saved)
-    except ValueError as err:
-        raise ValueError(f"config of {checkpoint}: {err}") from None
-
-
-def with_outputs(config: Config) -> Config:
-    """This config with its output paths made concrete: ``out`` None becomes ``ppo.pt`` in a new
-    ``runs/train-ppo/<timestamp>`` folder, ``log_dir`` None the checkpoint's folder."""
-    out = config.out if config.out is not None else os.path.join(run_dir("train ppo"), "ppo.pt")
-    log_dir = os.path.dirname(out) or "." if config.log_dir is None else config.log_dir
-    return dataclasses.replace(config, out=out, log_dir=log_dir)

@@ -1,6 +1,7 @@
 """What the training commands share, once: the config options (``--config``, ``--set
 NAME=VALUE``, ``--out``, ``--json``) and how they become a config (``config_overrides``), the
-resume of a partial run, and the plain progress lines of a log file."""
+parser and resume of the trainers that play hands and then fit, Ray's options, and the plain
+progress lines of a log file."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
+
+from tiengow.options import MAX_WORKERS, int_option
 
 PLAIN_INTERVAL = 30.0  # seconds between progress lines in a log file
 
@@ -38,14 +42,27 @@ def config_overrides(args: argparse.Namespace) -> list[str]:
     return list(args.set) + ([f"out={json.dumps(args.out)}"] if args.out else [])
 
 
-def add_partial_resume(parser: argparse.ArgumentParser) -> None:
-    """``--resume PARTIAL`` of the trainers that keep a stopped run's hands (distill, locator)."""
-    parser.add_argument(
+def add_resumable_trainer(
+    train_subparsers: argparse._SubParsersAction,
+    name: str,
+    help_text: str,
+    config_class: str,
+    example: str,
+    output: str,
+    handler: Callable[[argparse.Namespace], int],
+) -> None:
+    """``tiengow train NAME`` of a trainer that plays hands in workers, then fits (distill,
+    locator): the config options (the shipped config NAME, the checkpoint ``output`` in a new run
+    folder by default) and ``--resume PARTIAL`` (read by ``read_partial_config``)."""
+    p = train_subparsers.add_parser(name, help=help_text)
+    add_config_options(p, config_class, name, example, f"runs/train-{name}/<timestamp>/{output}")
+    p.add_argument(
         "--resume",
         metavar="PARTIAL",
         help="go on with a run stopped by Ctrl-C or SIGTERM, from the OUT.partial file it wrote, with "
         "the settings it stores (--set may change those of the fit)",
     )
+    p.set_defaults(handler=handler)
 
 
 def read_partial_config(config_class: Any, args: argparse.Namespace) -> tuple[Any, Any]:
@@ -73,3 +90,32 @@ class PlainProgress:
         if last or now - self.printed >= PLAIN_INTERVAL:
             self.printed = now
             print(f"{self.prefix}: {text}, {now / 60:.1f} min", file=sys.stderr, flush=True)
+
+
+def add_ray_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--ray [ADDRESS]`` and ``--rollout-workers K`` of the commands that train PPO (read by ``ray_collection``)."""
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help=f"collect {what} with Ray actors: on a local Ray instance, or on the cluster at ADDRESS",
+    )
+    parser.add_argument(
+        "--rollout-workers",
+        type=int_option(1, MAX_WORKERS),
+        default=None,
+        metavar="K",
+        help="Ray rollout workers (actors), each with its own share of num_envs (with --ray; default 2)",
+    )
+
+
+def ray_collection(args: argparse.Namespace) -> Any:
+    """The ``ppo_runner.RayCollection`` of ``--ray`` and ``--rollout-workers``, or None without ``--ray``."""
+    if args.ray is None:
+        if args.rollout_workers is not None:
+            raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
+        return None
+    from tiengow.training.ppo_runner import RayCollection
+
+    return RayCollection(args.ray, 2 if args.rollout_workers is None else args.rollout_workers)

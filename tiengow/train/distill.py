@@ -15,23 +15,20 @@ import math
 
 from tiengow.agents.infra import json_text
 
-from .common import PlainProgress, add_config_options, add_partial_resume, read_partial_config
+from .common import PlainProgress, add_resumable_trainer, read_partial_config
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
     """Add ``distill`` under ``tiengow train``."""
-    p = train_subparsers.add_parser(
-        "distill", help="expert iteration: distil a search bot's choices into a PPO network (configs/distill.yaml)"
-    )
-    add_config_options(
-        p,
-        "training.distill.DistillConfig",
+    add_resumable_trainer(
+        train_subparsers,
         "distill",
+        "expert iteration: distil a search bot's choices into a PPO network (configs/distill.yaml)",
+        "training.distill.DistillConfig",
         "--set hands=200 --set teacher=search",
-        "runs/train-distill/<timestamp>/distilled.pt",
+        "distilled.pt",
+        cmd_train_distill,
     )
-    add_partial_resume(p)
-    p.set_defaults(handler=cmd_train_distill)
 
 
 def cmd_train_distill(args: argparse.Namespace) -> int:

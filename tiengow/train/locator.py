@@ -14,23 +14,20 @@ import argparse
 
 from tiengow.agents.infra import json_text
 
-from .common import PlainProgress, add_config_options, add_partial_resume, read_partial_config
+from .common import PlainProgress, add_resumable_trainer, read_partial_config
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
     """Add ``locator`` under ``tiengow train``."""
-    p = train_subparsers.add_parser(
-        "locator", help="the tile locator: learn where the hidden tiles lie from hands of search (configs/locator.yaml)"
-    )
-    add_config_options(
-        p,
-        "training.locator.LocatorConfig",
+    add_resumable_trainer(
+        train_subparsers,
         "locator",
+        "the tile locator: learn where the hidden tiles lie from hands of search (configs/locator.yaml)",
+        "training.locator.LocatorConfig",
         "--set hands=200 --set epochs=1",
-        "runs/train-locator/<timestamp>/locator.pt",
+        "locator.pt",
+        cmd_train_locator,
     )
-    add_partial_resume(p)
-    p.set_defaults(handler=cmd_train_locator)
 
 
 def cmd_train_locator(args: argparse.Namespace) -> int:

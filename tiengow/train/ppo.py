@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 
 from tiengow.agents.infra import json_text
-from tiengow.options import MAX_WORKERS, int_option
 
-from .common import PLAIN_INTERVAL, add_config_options, config_overrides
+from .common import PLAIN_INTERVAL, add_config_options, add_ray_options, config_overrides, ray_collection
 
 
 def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
@@ -40,20 +39,7 @@ def add_parser(train_subparsers: argparse._SubParsersAction) -> None:
         metavar="CHECKPOINT",
         help="continue a run exactly from its checkpoint, with the config it stores (plus --set)",
     )
-    p.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="collect rollouts with Ray actors: on a local Ray instance, or on the cluster at ADDRESS",
-    )
-    p.add_argument(
-        "--rollout-workers",
-        type=int_option(1, MAX_WORKERS),
-        default=None,
-        metavar="K",
-        help="Ray rollout workers (actors), each with its own share of num_envs (with --ray; default 2)",
-    )
+    add_ray_options(p, "rollouts")
     p.set_defaults(handler=cmd_train_ppo)
 
 
@@ -64,11 +50,9 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     from tiengow.training.exploit import snapshot_exploitability
     from tiengow.training.ppo import PpoConfig
     from tiengow.training.ppo_eval import plot_curve, time_to_strength
-    from tiengow.training.ppo_runner import RayCollection, train
+    from tiengow.training.ppo_runner import train
 
-    if args.rollout_workers is not None and args.ray is None:
-        raise ValueError("--rollout-workers needs --ray (local training collects in one thread)")
-    workers = 2 if args.rollout_workers is None else args.rollout_workers
+    ray = ray_collection(args)
     overrides = config_overrides(args)
     if args.resume is not None and args.config is None:
         config = PpoConfig.for_resume(args.resume, overrides)
@@ -87,7 +71,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
             resume=args.resume,
             progress=advance,
             notice=_notice(console),
-            ray=None if args.ray is None else RayCollection(args.ray, workers),
+            ray=ray,
             exploitability=snapshot_exploitability if config.exploit_interval else None,
         )
     png = None
