@@ -194,22 +194,31 @@ def test_a_bot_match_is_watched_with_the_bots_view(page, site):
 
 
 def test_a_tab_left_while_a_bot_thinks_shows_no_working_badge_and_stays(page, site):
-    """Replay chosen while a watched bot searches: "working…" is Watch's, so Replay shows none, then
-    or after the bot's answer, which does not pull the page back to Watch."""
+    """Replay chosen while a watched bot's step is under way: "working…" is Watch's, so Replay shows
+    none, then or after the bot's answer, which does not pull the page back to Watch. The step is held
+    in the browser until Replay has been looked at, so that the bot thinks as long as the test needs."""
     url, _ = site
-    set_up_watching(page, url, ["pimc:10000"] * 4)  # about a second a decision
-    page.click("#start")
-    page.wait_for_selector("#pause:text-is('Pause')")  # the match is on
-    page.wait_for_selector("#busy", state="visible")  # a bot is thinking
-    with page.expect_response(lambda response: response.url.endswith("/api/step")):  # the step under way
-        page.click("#tabs button[data-tab=replay]")
-        assert not page.is_visible("#busy")
-    page.wait_for_load_state("networkidle")  # its answer has been read
+    held = []
+    page.route("**/api/step", lambda route: held.append(route))
+    set_up_watching(page, url, ["greedy"] * 4)
+    with page.expect_request(lambda request: request.url.endswith("/api/step")):
+        page.click("#start")
+    page.wait_for_selector("#busy", state="visible")  # the first step is under way, and slow
+    assert len(held) == 1
+    page.click("#tabs button[data-tab=replay]")
+    page.wait_for_selector("#replay-file option", state="attached")  # Replay's own request is done
+    assert not page.is_visible("#busy")
+    with page.expect_response(lambda response: response.url.endswith("/api/step")):
+        held[0].continue_()  # the bot answers
+    page.wait_for_load_state("networkidle")  # and its answer has been read
     assert page.is_visible("#replay") and not page.is_visible("#game") and not page.is_visible("#busy")
     shot(page, "replay_after_leaving_watch.png")
-    page.click("#tabs button[data-tab=watch]")  # the match is there, paused, as the bots left it
+    page.unroute("**/api/step")
+    page.click("#tabs button[data-tab=watch]")  # the match is there, paused, as the bot left it
     page.wait_for_selector("#table .seat")
+    page.wait_for_load_state("networkidle")
     assert page.inner_text("#pause") == "Resume" and not page.is_visible("#busy")
+    assert page.evaluate("document.body.dataset.version") == "1.1"  # hand 1, after the one step
 
 
 def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path):
