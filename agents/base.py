@@ -147,6 +147,14 @@ def builtin(name: str) -> Bot:
     return getattr(importlib.import_module(module, __package__), attribute)
 
 
+def build_builtin(name: str, config: object, rules: RuleSet, seed: int, spec: str) -> Agent:
+    """The built-in ``name`` made from its parsed ``config``, called ``spec`` in reports (what
+    ``make_agent`` does after parsing; ``tiengow serve`` calls it with file options it resolved)."""
+    agent = builtin(name).build(config, rules, seed)
+    agent.name, agent.config = spec, config
+    return agent
+
+
 def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> Agent:
     """Build an agent from a spec string such as ``expert``, ``pimc:64`` or ``mybots:make``."""
     rules = RuleSet.from_spec(rules)
@@ -155,11 +163,7 @@ def make_agent(spec: str, rules: RuleSet | str = "standard", seed: int = 0) -> A
         raise ValueError(f"an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     name, sep, argument = spec.partition(":")
     if name in BUILTIN:
-        bot = builtin(name)
-        config = parse_spec(name, argument if sep else None, bot.config)
-        agent = bot.build(config, rules, seed)
-        agent.name, agent.config = spec, config
-        return agent
+        return build_builtin(name, parse_spec(name, argument if sep else None, builtin(name).config), rules, seed, spec)
     entry = _entry_points().get(name)
     if entry is not None:
         if sep:
@@ -409,6 +413,7 @@ __all__ = [
     "BUILTIN",
     "KINDS",
     "builtin",
+    "build_builtin",
     "make_agent",
     "agent_catalogue",
     "describe_agent",

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import random
+import shutil
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,8 @@ with warnings.catch_warnings():  # starlette's test client warns that it would r
     from starlette.testclient import TestClient  # noqa: E402
 
 from tiengow.agents import make_agent  # noqa: E402
+from tiengow.agents.cfr import DEFAULT_POLICY as CFR_POLICY  # noqa: E402
+from tiengow.agents.ppo import DEFAULT_POLICY as PPO_POLICY  # noqa: E402
 from tiengow.web.app import Sessions, create_app  # noqa: E402
 from tiengow.web.records import league_view  # noqa: E402
 from tiengow.web.server import bind, running  # noqa: E402
@@ -209,11 +212,11 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
     [
         ({"bots": "nosuch"}, "seat 1: 'nosuch' is not a built-in agent; the page plays cfr, champion, expert"),
         ({"bots": "os:getcwd"}, "(plugins and MODULE:FACTORY run code, so only the command line loads them)"),
-        ({"bots": "ppo:/etc/hostname"}, "seat 1: 'ppo:/etc/hostname' names a file; the page plays the shipped"),
+        ({"bots": "ppo:/etc/hostname"}, "seat 1: ppo's path option names a file, and this server reads no bot files"),
         ({"bots": "ppo:model.pt:sample=1"}, "names a file"),
-        ({"bots": "champion:locator=loc.pt"}, "names a file"),
+        ({"bots": "champion:locator=loc.pt"}, "champion's locator option names a file"),
         ({"bots": "cfr:policy.npz"}, "names a file"),
-        ({"bots": "champion:16:prior=net.pt"}, "names a file"),
+        ({"bots": "champion:16:prior=net.pt"}, "champion's prior option names a file"),
         (
             {"bots": "pimc:1000000000"},
             "seat 1: 'pimc:1000000000' asks for samples 1000000000; a bot on the page searches with at most 10000",
@@ -245,6 +248,95 @@ def test_a_bad_new_match_is_refused_with_one_line(client, body, words):
     assert response.status_code == 400 and words in response.json()["error"]
     assert "\n" not in response.json()["error"]
     assert state(client) == before
+
+
+# ----------------------------------------------------------------------------- bot files
+@pytest.fixture
+def bots_dir(tmp_path):
+    """A bots folder (``--bots-dir``): the shipped ppo and cfr models under names of their own, a
+    damaged checkpoint, a subfolder, and a link to a file outside the folder."""
+    bots = tmp_path / "bots"
+    (bots / "sub").mkdir(parents=True)
+    shutil.copy(PPO_POLICY, bots / "mine.pt")
+    shutil.copy(CFR_POLICY, bots / "sub" / "policy.npz")
+    (bots / "bad.pt").write_text("not a checkpoint")
+    shutil.copy(PPO_POLICY, tmp_path / "outside.pt")
+    (bots / "link.pt").symlink_to(tmp_path / "outside.pt")
+    return bots
+
+
+def client_on(tmp_path, loopback: bool, bots_dir: Path | None) -> TestClient:
+    """A client of an app as ``tiengow serve`` makes it on the loopback, or on another address."""
+    app = create_app(tmp_path / "records", loopback_only=loopback, bots_dir=bots_dir)
+    return TestClient(app, base_url="http://127.0.0.1" if loopback else "http://192.168.1.5")
+
+
+@pytest.mark.parametrize("loopback", [True, False], ids=["loopback", "network"])
+def test_a_match_plays_the_files_of_the_bots_folder_by_their_names_inside_it(tmp_path, bots_dir, loopback):
+    client = client_on(tmp_path, loopback, bots_dir)
+    bots = ["ppo:mine.pt:sample=1", "cfr:sub/policy.npz", "champion:8:prior=mine.pt"]
+    match = play_out(client, new_match(client, bots=bots, seed=3), random.Random(0))
+    assert [s["agent"] for s in match["seats"]] == [None, *bots]
+    record = json.loads((tmp_path / "records" / match["finished"][0]["record"]).read_text())
+    assert replay(record)["net"] == match["settlement"]["net"]
+    # A damaged file of the folder: the loader's reason, with the file named as the request named it.
+    for spec, words in [
+        ("ppo:bad.pt", "seat 1: bad.pt is not a readable PPO checkpoint"),
+        ("champion:prior=bad.pt", "seat 1: champion: prior=bad.pt: bad.pt is not a readable PPO checkpoint"),
+        ("cfr:mine.pt", "seat 1: mine.pt is not a CFR policy file"),
+    ]:
+        response = client.post("/api/new", json={"bots": spec})
+        assert response.status_code == 400 and response.json()["error"].startswith(words)
+        assert str(bots_dir) not in response.json()["error"]
+
+
+@pytest.mark.parametrize("folder", [True, False], ids=["bots-dir", "no-bots-dir"])
+@pytest.mark.parametrize("loopback", [True, False], ids=["loopback", "network"])
+def test_a_file_outside_the_bots_folder_is_refused_alike_whether_it_exists_or_not(tmp_path, bots_dir, loopback, folder):
+    """Outside the folder (or with none), existing and missing files, links out and folders get
+    one message, which names no path of the server and says what the page may play instead."""
+    client = client_on(tmp_path, loopback, bots_dir if folder else None)
+    new_match(client, seed=4)
+    before = state(client)
+    outside = [
+        "/etc/hostname",
+        "/no/such/file.pt",
+        str(tmp_path / "outside.pt"),
+        str(bots_dir / "mine.pt"),  # inside, but a page names files by their path inside the folder
+        "../outside.pt",
+        "sub/../../outside.pt",
+        "link.pt",
+        "missing.pt",
+        "sub",
+        "~/x.pt",
+        ".hidden.pt",
+    ]
+    errors = set()
+    for path in outside:
+        for spec in (f"ppo:{path}", f"ppo:{path}:sample=1", f"champion:prior={path}"):
+            response = client.post("/api/new", json={"mode": "watch", "bots": spec})
+            assert response.status_code == 400
+            error = response.json()["error"]
+            assert str(tmp_path) not in error and "/etc" not in error and "outside" not in error, error
+            errors.add(error)
+            assert state(client) == before
+    allowed = "the built-in agents with the shipped networks (ppo, cfr and champion without a path)"
+    if folder:
+        assert errors == {
+            f"seat 0: {name}'s {key} option names no file of the server's bots folder: the page plays "
+            f"{allowed}, and the files of that folder by their path inside it, such as ppo:NAME.pt, "
+            "cfr:NAME.npz or champion:prior=NAME.pt"
+            for name, key in (("ppo", "path"), ("champion", "prior"))
+        }
+    else:
+        assert errors == {
+            f"seat 0: {name}'s {key} option names a file, and this server reads no bot files: the page "
+            f"plays {allowed}; tiengow serve --bots-dir DIR offers the files in DIR"
+            for name, key in (("ppo", "path"), ("champion", "prior"))
+        }
+    for plugin in ("os:getcwd", "tiengow.agents.baselines:RANDOM"):  # MODULE:FACTORY would import code
+        response = client.post("/api/new", json={"mode": "watch", "bots": plugin})
+        assert response.status_code == 400 and "is not a built-in agent" in response.json()["error"]
 
 
 def test_the_host_header_must_name_the_loopback(tmp_path):
@@ -651,6 +743,14 @@ def test_serve_errors_are_one_line(tmp_path, capsys):
     assert "--records is empty; give a folder" in capsys.readouterr().err
     assert main(["serve", "--records", str(tmp_path / ("y" * 300))]) == 2
     assert "--records " in capsys.readouterr().err
+    assert main(["serve", "--bots-dir", str(afile), "--records", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"tiengow: error: --bots-dir {afile}: not a folder; give an existing folder of bot files"
+    )
+    assert main(["serve", "--bots-dir", ""]) == 2
+    assert "--bots-dir is empty" in capsys.readouterr().err
+    assert main(["serve", "--help"]) == 0
+    assert "--bots-dir DIR" in capsys.readouterr().out
 
 
 # ----------------------------------------------------------------------------- load

@@ -100,13 +100,17 @@ def test_a_hand_played_by_clicking_settles_as_replay_of_its_record(page, site):
     assert net == result["net"]
     assert page.inner_text("#settlement .settle-head").startswith("Settlement with W = ")
     assert len(page.query_selector_all("#settlement table.settle tbody tr")) == 4
+    # The hand is over: its buttons go (Next hand is on the settlement), the prompt says so.
+    for button in ("#act-play", "#act-discard", "#act-clear", "#act-declare", "#act-decline"):
+        assert not page.is_visible(button), button
+    assert page.inner_text("#prompt") == "The hand is over."
     shot(page, "play_settlement.png")
 
 
 def test_an_invalid_choice_is_explained_on_the_page(page, site):
     url, _ = site
     open_page(page, url)
-    page.fill("#seed", "3")  # seed 3: the person banks and leads
+    page.fill("#seed", "13")  # seed 13: the person banks and leads; tiles 1-1 and 2-1 are no combination
     page.click("#start")
     page.wait_for_selector("#hand .tile")
     page.click("#hand .tile[data-index='0']")
@@ -114,6 +118,46 @@ def test_an_invalid_choice_is_explained_on_the_page(page, site):
     page.click("#act-play")
     page.wait_for_selector("#move-error:not(:empty)")
     assert "is not a combination" in page.inner_text("#move-error")
+
+
+def box(page, selector: str) -> dict:
+    """The element's box on the screen and, for a scrolling one, its content's and visible height."""
+    return page.eval_on_selector(
+        selector,
+        "e => { const r = e.getBoundingClientRect(); "
+        "return {top: r.top, bottom: r.bottom, scroll: e.scrollHeight, client: e.clientHeight}; }",
+    )
+
+
+@pytest.mark.parametrize("height", [800, 1400])
+def test_the_log_shows_its_last_line_within_the_window(browser, site, height):
+    """At the end of a hand the log reaches down to the window's foot (at most) and shows its last
+    line whole: all of it when it fits, else it scrolls within the window, not clipped at the table's
+    height with the page's foot left empty."""
+    url, _ = site
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        open_page(page, url)
+        page.fill("#seed", "5")
+        page.fill("#hands", "1")
+        for k in range(1, 4):
+            page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
+        page.click("#start")
+        page.wait_for_selector("#hand .tile")
+        while not page.is_visible("#settlement"):
+            version = page.evaluate("document.body.dataset.version")
+            page.click("#moves .move >> nth=0")
+            wait_for_change(page, version)
+        shot(page, f"log_1280x{height}.png")
+        log, last = box(page, "#log"), box(page, "#log .line:last-child")
+        assert page.evaluate("document.documentElement.scrollHeight") <= height  # the page does not scroll
+        assert log["bottom"] <= height
+        assert log["top"] <= last["top"] and last["bottom"] <= log["bottom"], (log, last)
+        assert log["scroll"] <= log["client"] or log["bottom"] >= height - 20, log
+    finally:
+        context.close()
 
 
 def set_up_watching(page, url: str, bots: list[str]) -> None:
@@ -147,6 +191,34 @@ def test_a_bot_match_is_watched_with_the_bots_view(page, site):
     net = json.loads(page.get_attribute("#settlement [data-net]", "data-net"))
     path = page.get_attribute("#settlement [data-record]", "data-record")
     assert replay(json.loads((records / path).read_text()))["net"] == net
+
+
+def test_a_tab_left_while_a_bot_thinks_shows_no_working_badge_and_stays(page, site):
+    """Replay chosen while a watched bot's step is under way: "working…" is Watch's, so Replay shows
+    none, then or after the bot's answer, which does not pull the page back to Watch. The step is held
+    in the browser until Replay has been looked at, so that the bot thinks as long as the test needs."""
+    url, _ = site
+    held = []
+    page.route("**/api/step", lambda route: held.append(route))
+    set_up_watching(page, url, ["greedy"] * 4)
+    with page.expect_request(lambda request: request.url.endswith("/api/step")):
+        page.click("#start")
+    page.wait_for_selector("#busy", state="visible")  # the first step is under way, and slow
+    assert len(held) == 1
+    page.click("#tabs button[data-tab=replay]")
+    page.wait_for_selector("#replay-file option", state="attached")  # Replay's own request is done
+    assert not page.is_visible("#busy")
+    with page.expect_response(lambda response: response.url.endswith("/api/step")):
+        held[0].continue_()  # the bot answers
+    page.wait_for_load_state("networkidle")  # and its answer has been read
+    assert page.is_visible("#replay") and not page.is_visible("#game") and not page.is_visible("#busy")
+    shot(page, "replay_after_leaving_watch.png")
+    page.unroute("**/api/step")
+    page.click("#tabs button[data-tab=watch]")  # the match is there, paused, as the bot left it
+    page.wait_for_selector("#table .seat")
+    page.wait_for_load_state("networkidle")
+    assert page.inner_text("#pause") == "Resume" and not page.is_visible("#busy")
+    assert page.evaluate("document.body.dataset.version") == "1.1"  # hand 1, after the one step
 
 
 def test_a_record_is_stepped_through_forwards_and_backwards(page, site, tmp_path):

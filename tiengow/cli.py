@@ -706,7 +706,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """The web app: play, watch, replay and league views in the browser (tiengow/web)."""
     from .web.server import serve
 
-    return serve(args.host, args.port, args.records)
+    return serve(args.host, args.port, args.records, args.bots_dir)
 
 
 class Given(argparse.Action):
@@ -946,6 +946,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder the hands are saved in and replays and leagues are read "
         "from, and no other (default: runs/serve/DATE-TIME)",
+    )
+    p.add_argument(
+        "--bots-dir",
+        metavar="DIR",
+        help="folder of bot files (PPO checkpoints, CFR policies, locators) the page may play, each "
+        "named by its path inside DIR: ppo:NAME.pt, cfr:NAME.npz, champion:prior=NAME.pt (default: "
+        "none; the page plays the built-in agents with the shipped networks). Plugins and "
+        "MODULE:FACTORY are never loaded from the page",
     )
     from .train import add_parsers as add_training_parsers
 

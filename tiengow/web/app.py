@@ -3,7 +3,8 @@
     GET  /                     the page (static/index.html)
     GET  /api/meta             tiles, rule presets, agent kinds, the records folder
     GET  /api/state            {"match": the session's match view, or null}
-    POST /api/new              start a match: play (a person and bots) or watch (bots only)
+    POST /api/new              start a match: play (a person and bots) or watch (bots only);
+                               the only request that names agents (``match.check_agent``)
     POST /api/move             the person's decision             POST /api/step   a bot's decision (watch)
     POST /api/next             the next hand of the match
     GET  /api/records          the record and league files of the records folder
@@ -195,9 +196,13 @@ class Guard:
                 traceback.print_exc()
 
 
-def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | None = None) -> Guard:
-    """The app, writing and reading records only in the folder ``records``."""
+def create_app(
+    records: Path, loopback_only: bool = True, sessions: Sessions | None = None, bots_dir: Path | None = None
+) -> Guard:
+    """The app, writing and reading records only in the folder ``records``; a request's bots may
+    name files only in ``bots_dir`` (None: none, the shipped networks only; ``match.check_agent``)."""
     folder = RecordsFolder(records)
+    bots_dir = Path(bots_dir).resolve() if bots_dir is not None else None
     sessions = sessions if sessions is not None else Sessions()
 
     def session_of(request: Request, create: bool) -> tuple[str | None, Session, bool]:
@@ -252,7 +257,7 @@ def create_app(records: Path, loopback_only: bool = True, sessions: Sessions | N
         body = await read_json(request)
 
         def start() -> tuple[str, bool, dict]:
-            config = parse_config(body)  # a refused request makes no session
+            config = parse_config(body, bots_dir)  # a refused request makes no session
             stamp = time.strftime("%Y%m%d-%H%M%S")
             match = WebMatch(config, folder.root / f"{stamp}-{config.mode}-{secrets.token_hex(3)}")
             sid, session, new = session_of(request, create=True)

@@ -13,6 +13,7 @@ before it changes anything, so a refused request leaves the match as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -21,8 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tiengow.agents import make_agent
-from tiengow.agents.base import BUILTIN, Agent, builtin
+from tiengow.agents.base import BUILTIN, Agent, build_builtin, builtin
 from tiengow.agents.infra import atomic_write
 from tiengow.agents.spec import option_rows, parse_spec
 from tiengow.ui.play import interpret, menu
@@ -33,6 +33,7 @@ from tiengow_env.rules import PRESETS, RuleSet
 from tiengow_env.tiles import mask_names, mask_types
 
 from . import views as V
+from .folders import file_inside
 
 MAX_HANDS = 100
 BUDGET_LIMITS = {  # the most a page's bot may search per decision (``SearchAgent.budget``)
@@ -52,25 +53,38 @@ class Refused(Exception):
         self.details = details
 
 
+@dataclass(frozen=True)
+class PageBot:
+    """A bot seat of a page's match: the spec as the request wrote it (what the page shows and the
+    agent is called), the built-in's name and its config, any file option resolved in the bots folder."""
+
+    spec: str
+    name: str
+    config: object
+
+    def make(self, rules: RuleSet, seed: int) -> Agent:
+        return build_builtin(self.name, self.config, rules, seed, self.spec)
+
+
 @dataclass
 class MatchConfig:
-    """What a new match is: the mode, the rules, the person's seat (None when watching), an
-    agent spec for every bot seat, the number of hands and the seed of the deals and bots."""
+    """What a new match is: the mode, the rules, the person's seat (None when watching), the
+    checked bot of every bot seat, the number of hands and the seed of the deals and bots."""
 
     mode: str
     rules: RuleSet
     seat: int | None
-    bots: dict[int, str]
+    bots: dict[int, PageBot]
     hands: int
     seed: int
 
 
-def parse_config(body: object) -> MatchConfig:
+def parse_config(body: object, bots_dir: Path | None) -> MatchConfig:
     """A ``/api/new`` request body as a ``MatchConfig``; ``Refused`` naming the first bad field.
 
     Body: ``{"mode": "play" | "watch", "rules": preset name or {"preset": ..., switch: value},
     "seat": 0, "bots": spec or [spec per seat], "hands": 4, "seed": 7}`` (all but mode optional).
-    A rules file is never read: a page must not name files on the server."""
+    A rules file is never read; bot files only in ``bots_dir`` (``check_agent``)."""
     if not isinstance(body, dict):
         raise Refused("the request body must be a JSON object")
     known = {"mode", "rules", "seat", "bots", "hands", "seed"}
@@ -104,8 +118,7 @@ def parse_config(body: object) -> MatchConfig:
             f"bots must be an agent spec or a list of {len(bot_seats)} specs (seats "
             f"{', '.join(map(str, bot_seats))}), got {json.dumps(specs)[:80]}"
         )
-    for s, text in zip(bot_seats, specs):
-        check_agent(text, rules, s)
+    chosen = {s: check_agent(text, rules, s, bots_dir) for s, text in zip(bot_seats, specs)}
     hands = body.get("hands", 4)
     if type(hands) is not int or not 1 <= hands <= MAX_HANDS:
         raise Refused(f"hands must be a whole number from 1 to {MAX_HANDS}, got {hands!r}")
@@ -114,51 +127,71 @@ def parse_config(body: object) -> MatchConfig:
         seed = secrets.randbelow(2**31)
     if type(seed) is not int or not 0 <= seed < 2**63:
         raise Refused(f"seed must be a whole number from 0 to 2^63 - 1, got {seed!r}")
-    return MatchConfig(mode, rules, seat, dict(zip(bot_seats, specs)), hands, seed)
+    return MatchConfig(mode, rules, seat, chosen, hands, seed)
 
 
-def check_agent(spec: object, rules: RuleSet, seat: int) -> Agent:
-    """The agent of a spec, or ``Refused`` with a one-line message. A request may name only the
-    built-in agents, with the shipped networks and a bounded search (``BUDGET_LIMITS``): a
-    plugin or ``MODULE:FACTORY`` would run code on the server, and ``ppo:PATH``, ``cfr:PATH``
-    or ``prior=PATH`` would read its files; those are for the command line."""
+def check_agent(spec: object, rules: RuleSet, seat: int, bots_dir: Path | None) -> PageBot:
+    """The one check of an agent spec a request names (``parse_config`` calls it for every bot
+    seat); ``Refused`` with a one-line message. A request may name only the built-in agents, with
+    a bounded search (``BUDGET_LIMITS``), and files only inside ``bots_dir``, the folder that
+    ``tiengow serve --bots-dir`` gave (None: no files, the shipped networks only). A plugin or
+    ``MODULE:FACTORY`` would run code on the server: those are for the command line. No message
+    says whether a file outside the folder exists, and none shows a path of the server."""
     if not isinstance(spec, str) or not spec.strip():
         raise Refused(f"seat {seat}: an agent spec is a string such as 'expert' or 'pimc:64', got {spec!r}")
     spec = spec.strip()
-    name, _, argument = spec.partition(":")
+    name, sep, argument = spec.partition(":")
     if name not in BUILTIN:
         raise Refused(
             f"seat {seat}: {spec[:80]!r} is not a built-in agent; the page plays "
             f"{', '.join(sorted(BUILTIN))} (plugins and MODULE:FACTORY run code, so only the command "
             "line loads them)"
         )
-    if names_file(name, argument):
-        raise Refused(
-            f"seat {seat}: {spec[:80]!r} names a file; the page plays the shipped networks only "
-            "(ppo, cfr and champion without a path)"
-        )
+    bot = builtin(name)
     try:
-        agent = make_agent(spec, rules)
+        config = parse_spec(name, argument if sep else None, bot.config)
     except ValueError as err:
         raise Refused(f"seat {seat}: {err}") from None
+    files = {}  # option -> (the name the request gave, the file it names in the bots folder)
+    for row in option_rows(bot.config):
+        given = getattr(config, row["key"]) if row["type"] == "path" else None
+        if given is None:
+            continue
+        path = file_inside(bots_dir, given) if bots_dir is not None else None
+        if path is None:
+            raise Refused(f"seat {seat}: {name}'s {row['key']} option {files_allowed(bots_dir)}")
+        files[row["key"]] = (given, path)
+    if files:
+        config = dataclasses.replace(config, **{key: str(path) for key, (_, path) in files.items()})
+    chosen = PageBot(spec, name, config)
+    try:
+        agent = chosen.make(rules, 0)
+    except ValueError as err:  # a file of the folder that is no model: named as the request named it
+        message = str(err)
+        for given, path in files.values():
+            message = message.replace(str(path), given)
+        raise Refused(f"seat {seat}: {message}") from None
     for key, value in getattr(agent, "budget", {}).items():
         if value > BUDGET_LIMITS[key]:
             raise Refused(
                 f"seat {seat}: {spec[:80]!r} asks for {key} {value}; a bot on the page searches with "
                 f"at most {BUDGET_LIMITS[key]}"
             )
-    return agent
+    return chosen
 
 
-def names_file(name: str, argument: str) -> bool:
-    """Whether a built-in spec's argument names a file: a path option (ppo:PATH, cfr:PATH,
-    prior=PATH, locator=PATH) that is set."""
-    bot = builtin(name)
-    try:
-        config = parse_spec(name, argument or None, bot.config)
-    except ValueError:
-        return False  # make_agent says what is wrong with it
-    return any(row["type"] == "path" and getattr(config, row["key"]) is not None for row in option_rows(bot.config))
+def files_allowed(bots_dir: Path | None) -> str:
+    """The end of a refused file option: what the page may name instead (never a path of the server)."""
+    shipped = "the built-in agents with the shipped networks (ppo, cfr and champion without a path)"
+    if bots_dir is None:
+        return (
+            f"names a file, and this server reads no bot files: the page plays {shipped}; "
+            "tiengow serve --bots-dir DIR offers the files in DIR"
+        )
+    return (
+        f"names no file of the server's bots folder: the page plays {shipped}, and the files of "
+        "that folder by their path inside it, such as ppo:NAME.pt, cfr:NAME.npz or champion:prior=NAME.pt"
+    )
 
 
 def for_page(message: str) -> str:
@@ -181,10 +214,7 @@ class WebMatch:
         self.rules = config.rules
         self.players = self.rules.players
         self.me = config.seat
-        self.bots = {
-            s: make_agent(spec.strip(), self.rules, seed=hand_seed(config.seed, 0, s))
-            for s, spec in config.bots.items()
-        }
+        self.bots = {s: bot.make(self.rules, hand_seed(config.seed, 0, s)) for s, bot in config.bots.items()}
         self.chips = [0] * self.players
         self.hand_no = 0
         self.banker: int | None = None
@@ -413,7 +443,7 @@ class WebMatch:
                 {
                     "seat": s,
                     "name": self.name(s),
-                    "agent": config.bots.get(s),
+                    "agent": config.bots[s].spec if s in config.bots else None,
                     "you": s == self.me,
                     "banker": s == game.banker,
                     "to_act": s == game.to_act,

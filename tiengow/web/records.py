@@ -2,10 +2,9 @@
 and league views of what it holds.
 
 A page names a file by its path relative to the folder. ``RecordsFolder.resolve`` refuses
-anything that could reach outside: empty names, absolute paths, backslashes, NUL bytes, ``.``
-and ``..`` parts, hidden names, and files whose real path (symbolic links followed) is not
-under the folder's real path. URL decoding happens before, so an encoded slash is just a
-slash and meets the same checks.
+anything that could reach outside (``folders.plain_name``), and files whose real path (symbolic
+links followed) is not under the folder's real path. URL decoding happens before, so an encoded
+slash is just a slash and meets the same checks.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from tiengow_env.game import RecordError, load_records, parse_record
 from tiengow_env.tiles import NAMES
 
 from . import views as V
+from .folders import plain_name
 from .match import Refused
 
 MAX_FILE_BYTES = 8 * 2**20
@@ -45,14 +45,7 @@ class RecordsFolder:
         """The file ``name`` (relative to the folder) names; ``Refused`` for anything outside it."""
         if not isinstance(name, str) or not name:
             raise Refused("give the file as path=NAME, a path inside the records folder")
-        bad = (
-            name.startswith(("/", "~"))
-            or "\\" in name
-            or "\x00" in name
-            or ":" in name
-            or any(part in ("", ".", "..") or part.startswith(".") for part in name.split("/"))
-        )
-        if bad:
+        if not plain_name(name):
             raise Refused(
                 f"{name!r} is not a file of the records folder: name it by its path inside the folder, "
                 "as the list shows it",

@@ -36,6 +36,23 @@ def check_records(text: str | None) -> Path | None:
     return path
 
 
+def check_bots_dir(text: str | None) -> Path | None:
+    """A --bots-dir value: an existing, readable folder (None: the page reads no bot files)."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise ValueError("--bots-dir is empty; give the folder whose bot files the page may play, or leave it out")
+    path = Path(text)
+    try:
+        if not path.is_dir():
+            raise ValueError(f"--bots-dir {text}: not a folder; give an existing folder of bot files")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise ValueError(f"--bots-dir {text}: the folder is not readable")
+    except OSError as err:  # a name the file system refuses: too long, a loop of links
+        raise ValueError(f"--bots-dir {text[:80]}: {err.strerror or err}; give a folder of bot files") from None
+    return path.resolve()
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port``; ValueError with the reason when it cannot be had."""
     if not 0 <= port <= 65535:
@@ -61,7 +78,11 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    host: str = "127.0.0.1", port: int = 8000, records: str | None = None, say: Callable[[str], None] = print
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    records: str | None = None,
+    bots_dir: str | None = None,
+    say: Callable[[str], None] = print,
 ) -> int:
     """Run the server until interrupted; ValueError (one line) for bad arguments."""
     import uvicorn
@@ -69,6 +90,7 @@ def serve(
     from .app import create_app, is_loopback  # starlette only when serving; the app imports nothing of this
 
     folder = check_records(records)
+    bots = check_bots_dir(bots_dir)
     sock = bind(host, port)
     try:
         if folder is None:
@@ -81,9 +103,11 @@ def serve(
     loopback = is_loopback(address)
     shown = f"[{address}]" if ":" in address else address
     say(f"tiengow serve: http://{shown}:{bound}/  (hand records go to {folder}; Ctrl+C stops)")
+    if bots is not None:
+        say(f"tiengow serve: the page may play the bot files in {bots}")
     if not loopback:
         say(f"tiengow serve: listening on {host}, not only on this machine: anyone who can reach it can play")
-    app = create_app(folder, loopback_only=loopback)
+    app = create_app(folder, loopback_only=loopback, bots_dir=bots)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
     server.run(sockets=[sock])
     return 0

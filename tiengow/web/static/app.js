@@ -6,6 +6,7 @@ const $ = (sel) => document.querySelector(sel);
 const ui = {
   meta: null, match: null, tab: "play", selected: new Set(), paused: true, timer: null,
   replay: null, frame: 0, suggested: null, epoch: 0, bots: { play: {}, watch: {} }, sending: false,
+  calls: new Set(),  // requests on their way: {tab it was sent from, slow}
 };
 
 // ----------------------------------------------------------------------------- helpers
@@ -26,12 +27,31 @@ function put(node, ...children) {
 }
 
 async function api(path, body) {
-  ui.pending = (ui.pending || 0) + 1;
-  const busy = setTimeout(() => { document.body.dataset.busy = "1"; }, 400);  // a bot that searches long
+  const call = { tab: ui.tab, slow: false };
+  ui.calls.add(call);
+  const busy = setTimeout(() => { call.slow = true; showBusy(); }, 400);  // a bot that searches long
   try { return await request(path, body); } finally {
     clearTimeout(busy);
-    if (--ui.pending === 0) delete document.body.dataset.busy;
+    ui.calls.delete(call);
+    showBusy();
   }
+}
+
+function showBusy() {
+  // "working…" for a slow request of the tab shown, not for one a tab left behind is still waiting for.
+  if ([...ui.calls].some((c) => c.slow && c.tab === ui.tab)) document.body.dataset.busy = "1";
+  else delete document.body.dataset.busy;
+}
+
+async function gameRequest(path, body) {
+  // A request of Play or Watch, its match drawn; false (nothing drawn) when the person has left the
+  // tab meanwhile: coming back fetches the match as it is then.
+  const tab = ui.tab;
+  const data = await api(path, body);
+  if (ui.tab !== tab) return false;
+  ui.selected.clear();
+  setMatch(data.match);
+  return true;
 }
 
 async function request(path, body) {
@@ -94,10 +114,7 @@ async function start(event) {
   showError("#setup-error", null);
   stopWatching();
   try {
-    const data = await api("/api/new", setupBody());
-    ui.selected.clear();
-    setMatch(data.match);
-    if (ui.tab === "watch") { ui.paused = false; scheduleStep(); }
+    if (await gameRequest("/api/new", setupBody()) && ui.tab === "watch") { ui.paused = false; scheduleStep(); }
   } catch (err) { showError("#setup-error", err); }
 }
 
@@ -147,6 +164,7 @@ function drawMatch() {
   drawExplain(m);
   drawYou(m);
   drawSettlement(m);
+  $("#log").scrollTop = $("#log").scrollHeight;  // once the hand and settlement have set the log's height
 }
 
 const HOW_TO = [
@@ -240,9 +258,7 @@ function drawInfo(m) {
 }
 
 function drawLog(m) {
-  const box = $("#log");
-  put(box, el("h3", { text: "This hand" }), ...m.lines.map((line) => el("div", { class: line.startsWith("Trick") ? "line trick-line" : "line", text: line })));
-  box.scrollTop = box.scrollHeight;
+  put($("#log"), el("h3", { text: "This hand" }), ...m.lines.map((line) => el("div", { class: line.startsWith("Trick") ? "line trick-line" : "line", text: line })));
 }
 
 function drawExplain(m) {
@@ -313,11 +329,13 @@ function drawYou(m) {
   }
   const mine = m.your_turn && !m.settlement;
   const chosen = selectedNames(m);
+  const over = Boolean(m.settlement);  // the buttons go with the hand; Next hand is on the settlement
   $("#act-play").textContent = m.phase === "follow" ? "Beat" : "Lead";
-  $("#act-play").classList.toggle("hidden", m.phase === "declare");
-  $("#act-discard").classList.toggle("hidden", m.phase !== "follow");
-  $("#act-declare").classList.toggle("hidden", m.phase !== "declare");
-  $("#act-decline").classList.toggle("hidden", m.phase !== "declare");
+  $("#act-play").classList.toggle("hidden", over || m.phase === "declare");
+  $("#act-discard").classList.toggle("hidden", over || m.phase !== "follow");
+  $("#act-declare").classList.toggle("hidden", over || m.phase !== "declare");
+  $("#act-decline").classList.toggle("hidden", over || m.phase !== "declare");
+  $("#act-clear").classList.toggle("hidden", over);
   for (const b of ["#act-play", "#act-discard", "#act-declare", "#act-decline"]) $(b).disabled = !mine;
   $("#act-play").disabled = !mine || !chosen.length;
   $("#act-discard").disabled = !mine || !chosen.length;
@@ -350,9 +368,7 @@ async function send(move) {
   showError("#move-error", null);
   $("#act-instead").classList.add("hidden");
   try {
-    const data = await api("/api/move", { ...move, version: ui.match.version });
-    ui.selected.clear();
-    setMatch(data.match);
+    await gameRequest("/api/move", { ...move, version: ui.match.version });
   } catch (err) {
     if (err.status === 409) await refresh();  // the game moved on (another tab, a second click): draw it as it is
     showError("#move-error", err);
@@ -402,7 +418,7 @@ function drawSettlement(m) {
 async function nextHand() {
   if (ui.sending) return;  // a second click while the first is on its way
   ui.sending = true;
-  try { setMatch((await api("/api/next", {})).match); } catch (err) {
+  try { await gameRequest("/api/next", {}); } catch (err) {
     if (err.status === 409) await refresh();  // the next hand was started already (a second click, another tab)
     else showError("#setup-error", err);
   } finally {
@@ -412,11 +428,7 @@ async function nextHand() {
 
 async function refresh() {
   // The server's match as it is now, drawn afresh (the selection belonged to the old view).
-  try {
-    const data = await api("/api/state");
-    ui.selected.clear();
-    setMatch(data.match);
-  } catch (err) { showError("#setup-error", err); }
+  try { await gameRequest("/api/state"); } catch (err) { showError("#setup-error", err); }
 }
 
 // ----------------------------------------------------------------------------- watching
@@ -449,8 +461,7 @@ async function watchStep() {
   const m = ui.match;
   if (!m || m.mode !== "watch") return;
   try {
-    const data = await api(m.settlement ? "/api/next" : "/api/step", {});
-    setMatch(data.match);
+    await gameRequest(m.settlement ? "/api/next" : "/api/step", {});
   } catch (err) {
     showError("#setup-error", err);
     ui.paused = true;
@@ -580,6 +591,7 @@ function selectTab(tab, redraw = true) {
   $("#replay").classList.toggle("hidden", tab !== "replay");
   $("#league").classList.toggle("hidden", tab !== "league");
   if (tab !== "watch") stopWatching();
+  showBusy();
   if (game) {
     buildSeatInputs();
     if (redraw) {
