@@ -102,9 +102,7 @@ def label(
     ``hands`` hands, or as many (up to MAX_LABEL_HANDS) as end within ``seconds``; ``workers``
     processes. Empty arrays when ``stop`` came first."""
     total = MAX_LABEL_HANDS if hands is None else hands
-    workers = min(workers, total)
-    shares = [total // workers + (w < total % workers) for w in range(workers)]
-    tasks = [(*players, rules, seed + w * HAND_STRIDE) for w in range(workers)]
+    tasks = [(*players, rules, seed + w * HAND_STRIDE) for w in range(min(workers, total))]
     deadline = Deadline(stop, seconds)
 
     def seen(count: int) -> None:
@@ -112,7 +110,7 @@ def label(
         if progress:
             progress(count)
 
-    done = play_chunks(_label, tasks, shares, "the labelling", deadline, progress=seen)
+    done = play_chunks(_label, tasks, total, "the labelling", deadline, progress=seen)
     played = sum(worker.hands for worker in done)
     return (decisions([worker for worker in done if worker.parts]) if played else {}), played
 
