@@ -288,7 +288,7 @@ def solve_endgame(solver, stamp, table, rules):
 
 
 # ----------------------------------------------------------------------------- PIMC
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting in the rollout loop: see _kernels' docstring
 def finish_world(state, epsilon, table, rules, rng, scratch):
     """Play ``state`` to the end of the hand by the greedy policy, each decision replaced by a
     uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts)."""
