@@ -28,6 +28,7 @@ from .layout import (
     LOG_WINNING,
     MAX_SEATS,
     PHASE_FOLLOW,
+    PHASE_LEAD,
     PHASE_OVER,
     R_COMBOS,
     R_PLAYERS,
@@ -291,13 +292,15 @@ def solve_endgame(solver, stamp, table, rules):
 @njit(cache=True, _nrt=False)  # no reference counting in the rollout loop: see _kernels' docstring
 def finish_world(state, epsilon, table, rules, rng, scratch):
     """Play ``state`` to the end of the hand by the greedy policy, each decision replaced by a
-    uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts)."""
+    uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts).
+    Both choices read the one list of legal actions each decision makes."""
     threshold = np.int64(epsilon * EPSILON_UNIT)
     while state[S_PHASE] != PHASE_OVER:
+        n = K.legal_actions(state, table, rules, scratch)
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
-            action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
+            action = scratch[K.rand_below(rng, n)]
         else:
-            action = K.greedy_action(state, table, rules, scratch)
+            action = K.greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
         K.step(state, action, table, rules)
 
 
