@@ -52,9 +52,7 @@ def _rollouts(worlds, actions, epsilon, table, rules, rng, scratch, child):
     """Each world with each action, finished as the search finishes it; returns the rollouts."""
     for w in range(worlds.shape[0]):
         for a in range(actions.shape[0]):
-            child[:] = worlds[w]
-            K.step(child, actions[a], table, rules)
-            SK.finish_world(child, epsilon, table, rules, rng, scratch)
+            SK.rollout(worlds[w], actions[a], 0, epsilon, table, rules, rng, scratch, child)
     return worlds.shape[0] * actions.shape[0]
 
 

@@ -304,6 +304,17 @@ def finish_world(state, epsilon, table, rules, rng, scratch):
         K.step(state, action, table, rules)
 
 
+@njit(cache=True, _nrt=False)  # a call per rollout, no reference counting: see _kernels' docstring
+def rollout(world, action, seat, epsilon, table, rules, rng, scratch, child):
+    """``seat``'s chips when ``action`` is played in ``world`` and the hand finished by
+    ``finish_world``, played out in ``child`` (``world`` is left as it was)."""
+    for k in range(S_LEN):
+        child[k] = world[k]
+    K.step(child, action, table, rules)
+    finish_world(child, epsilon, table, rules, rng, scratch)
+    return chips(child, seat)
+
+
 @njit(cache=True)
 def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out):
     """Mean chips of ``seat`` after each of ``actions`` over sampled worlds, each finished by
@@ -347,10 +358,7 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
                 i = alive[j]
                 if settings.paired:
                     rng[0] = start
-                child[:] = world
-                K.step(child, actions[i], table, rules)
-                finish_world(child, settings.epsilon, table, rules, rng, scratch)
-                sums[i] += chips(child, seat)
+                sums[i] += rollout(world, actions[i], seat, settings.epsilon, table, rules, rng, scratch, child)
                 totals[i] += 1.0
                 out.worlds[i] += 1
         for j in range(live):
