@@ -10,11 +10,12 @@ one core, CPU time, the best of ``--passes`` passes over the positions:
    (``Locator.logits``), its weights (``location_log_weights``), and the PIMC call
    (``pimc_details``).
 3. The kernels inside the PIMC kernel, timed in compiled loops over worlds drawn at the same
-   positions: drawing a world (``deal_world``); one rollout as ``search`` plays it (the action,
-   then ``finish_world`` with a uniformly random action at each decision with probability 0.5,
-   else greedy); the same all greedy and all random; and the core's random playout of the same
-   worlds (``random_playout``) beside them. What the PIMC kernel spends beyond draws and
-   rollouts is its own bookkeeping (halving rounds, copies, sums).
+   positions: drawing a world (``deal_world_with``, as ``pimc_values`` draws them); one rollout
+   as ``search`` plays it (``rollout``: the action, then ``finish_world`` with a uniformly random
+   action at each decision with probability 0.5, else greedy); the same all greedy and all
+   random; and the core's random playout of the same worlds (``random_playout``) beside them.
+   What the PIMC kernel spends beyond draws and rollouts is its own bookkeeping (halving rounds,
+   ranking, sums).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ WORLDS_PER_POSITION = 64
 
 @njit(cache=True)
 def _draws(state, seat, face_up, table, rules, rng, count, out):
+    bits = np.empty(32, dtype=np.int64)
     for _ in range(count):
-        SK.deal_world(state, seat, face_up, table, rules, rng, out)
+        SK.deal_world_with(state, seat, face_up, table, rules, rng, bits, out)
 
 
 @njit(cache=True)

@@ -159,10 +159,24 @@ def banker_first_lead(state):
 def deal_world(state, seat, face_up, table, rules, rng, out):
     """A world for ``seat``: ``_kernels.determinize``, and the banker's first-lead flag worked
     out again from the world's banker hand (the true flag reads the banker's hidden tiles)."""
-    K.determinize(state, seat, face_up, rules, rng, out)
+    deal_world_with(state, seat, face_up, table, rules, rng, np.empty(32, dtype=np.int64), out)
+
+
+@njit(cache=True, _nrt=False)  # a call per world a search draws: see _kernels' docstring
+def deal_world_with(state, seat, face_up, table, rules, rng, bits, out):
+    """``deal_world``, shuffling in the caller's ``bits`` (32 entries)."""
+    K.determinize_with(state, seat, face_up, rules, rng, bits, out)
     if state[S_BANKER] != seat and state[S_BANKER_FIRST] >= 0:
         first = banker_first_lead(state)
         out[S_BANKER_FIRST] = K.unbeatable_in_own_eyes(out, first, table, rules) if first >= 0 else 0
+
+
+@njit(cache=True)
+def deal_worlds(state, seat, face_up, table, rules, rng, out):
+    """``deal_world`` into each row of ``out`` in turn (``search.sample_worlds``)."""
+    bits = np.empty(32, dtype=np.int64)
+    for i in range(out.shape[0]):
+        deal_world_with(state, seat, face_up, table, rules, rng, bits, out[i])
 
 
 # ----------------------------------------------------------------------------- exact endgame
@@ -334,6 +348,7 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
     world = np.empty(S_LEN, dtype=np.int64)
     child = np.empty(S_LEN, dtype=np.int64)
     scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    bits = np.empty(32, dtype=np.int64)
     alive = np.arange(count)
     sums = np.zeros(count, dtype=np.float64)
     totals = np.zeros(count, dtype=np.float64)
@@ -352,7 +367,7 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
                 u = K.rand_below(rng, EPSILON_UNIT) / EPSILON_UNIT
                 world[:] = pool[min(np.searchsorted(cdf, u, side="right"), pool.shape[0] - 1)]
             else:
-                deal_world(state, seat, face_up, table, rules, rng, world)
+                deal_world_with(state, seat, face_up, table, rules, rng, bits, world)
             start = rng[0]
             for j in range(live):
                 i = alive[j]
@@ -431,6 +446,7 @@ def ismcts(state, seat, settings, tables, rng, tree, out):
     world = np.empty(S_LEN, dtype=np.int64)
     scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
     path = np.empty(MAX_DEPTH * 2 + 2, dtype=np.int64)
+    bits = np.empty(32, dtype=np.int64)
     links[0, N_PARENT] = -1
     links[0, N_CHILD] = -1
     links[0, N_SIBLING] = -1
@@ -439,7 +455,7 @@ def ismcts(state, seat, settings, tables, rng, tree, out):
     stats[0, :] = 0.0
     nodes = 1
     for _ in range(settings.iterations):
-        deal_world(state, seat, face_up, table, rules, rng, world)
+        deal_world_with(state, seat, face_up, table, rules, rng, bits, world)
         node = 0
         length = 0
         path[length] = 0
