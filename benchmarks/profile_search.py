@@ -33,7 +33,8 @@ from tiengow.agents.infra import atomic_write
 from tiengow_env import _kernels as K
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
-from tiengow_env.layout import S_LEN, legal_len
+from tiengow_env.layout import legal_len
+from tiengow_env.state import STATE_LEN
 
 from .core import machine
 from .search_bench import decision_positions
@@ -146,12 +147,12 @@ def kernel_parts(games: list, passes: int) -> dict[str, float]:
     tables = S.Workspace(games[0].rules).tables
     table, rules, face_up = tables.table, tables.rules, tables.face_up
     scratch = np.zeros(legal_len(table.shape[0]), dtype=np.int64)
-    child = np.zeros(S_LEN, dtype=np.int64)
+    child = np.zeros(STATE_LEN, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     K.seed_rng(rng, np.uint64(1))
     prepared = []
     for game in games:
-        worlds = np.zeros((WORLDS_PER_POSITION, S_LEN), dtype=np.int64)
+        worlds = np.zeros((WORLDS_PER_POSITION, STATE_LEN), dtype=np.int64)
         for w in range(WORLDS_PER_POSITION):
             SK.deal_world(game.state, game.to_act, face_up, table, rules, rng, worlds[w])
         prepared.append((game, worlds, np.array(game.legal_actions(), dtype=np.int64)))
