@@ -891,9 +891,16 @@ def determinize(state, seat, face_up, rules, rng, out):
     unless discards are face up) are dealt again at random, each seat keeping its number of
     tiles in hand and face down. Everything public stays as it is.
     """
+    determinize_with(state, seat, face_up, rules, rng, np.empty(32, dtype=np.int64), out)
+
+
+@njit(cache=True, inline="always")
+def determinize_with(state, seat, face_up, rules, rng, bits, out):
+    """``determinize``, shuffling in the caller's ``bits`` (32 entries): a search draws its
+    worlds without allocating."""
     players = rules[R_PLAYERS]
-    out[:] = state
-    bits = np.empty(32, dtype=np.int64)
+    for k in range(S_LEN):
+        out[k] = state[k]
     hidden = np.int64(0)
     for s in range(players):
         if s != seat:
@@ -903,9 +910,12 @@ def determinize(state, seat, face_up, rules, rng, out):
         bits[n] = lowest_bit(hidden)
         hidden &= hidden - 1
         n += 1
+    x = rng[0]  # Fisher-Yates with the generator's state in a register, as deal_with does
     for i in range(n - 1, 0, -1):
-        j = rand_below(rng, i + 1)
+        x = xorshift(x)
+        j = below(x, i + 1)
         bits[i], bits[j] = bits[j], bits[i]
+    rng[0] = x
     k = 0
     for s in range(players):
         if s == seat:

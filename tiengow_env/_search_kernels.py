@@ -28,6 +28,7 @@ from .layout import (
     LOG_WINNING,
     MAX_SEATS,
     PHASE_FOLLOW,
+    PHASE_LEAD,
     PHASE_OVER,
     R_COMBOS,
     R_PLAYERS,
@@ -158,10 +159,24 @@ def banker_first_lead(state):
 def deal_world(state, seat, face_up, table, rules, rng, out):
     """A world for ``seat``: ``_kernels.determinize``, and the banker's first-lead flag worked
     out again from the world's banker hand (the true flag reads the banker's hidden tiles)."""
-    K.determinize(state, seat, face_up, rules, rng, out)
+    deal_world_with(state, seat, face_up, table, rules, rng, np.empty(32, dtype=np.int64), out)
+
+
+@njit(cache=True, _nrt=False)  # a call per world a search draws: see _kernels' docstring
+def deal_world_with(state, seat, face_up, table, rules, rng, bits, out):
+    """``deal_world``, shuffling in the caller's ``bits`` (32 entries)."""
+    K.determinize_with(state, seat, face_up, rules, rng, bits, out)
     if state[S_BANKER] != seat and state[S_BANKER_FIRST] >= 0:
         first = banker_first_lead(state)
         out[S_BANKER_FIRST] = K.unbeatable_in_own_eyes(out, first, table, rules) if first >= 0 else 0
+
+
+@njit(cache=True)
+def deal_worlds(state, seat, face_up, table, rules, rng, out):
+    """``deal_world`` into each row of ``out`` in turn (``search.sample_worlds``)."""
+    bits = np.empty(32, dtype=np.int64)
+    for i in range(out.shape[0]):
+        deal_world_with(state, seat, face_up, table, rules, rng, bits, out[i])
 
 
 # ----------------------------------------------------------------------------- exact endgame
@@ -288,17 +303,30 @@ def solve_endgame(solver, stamp, table, rules):
 
 
 # ----------------------------------------------------------------------------- PIMC
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting in the rollout loop: see _kernels' docstring
 def finish_world(state, epsilon, table, rules, rng, scratch):
     """Play ``state`` to the end of the hand by the greedy policy, each decision replaced by a
-    uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts)."""
+    uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts).
+    Both choices read the one list of legal actions each decision makes."""
     threshold = np.int64(epsilon * EPSILON_UNIT)
     while state[S_PHASE] != PHASE_OVER:
+        n = K.legal_actions(state, table, rules, scratch)
         if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
-            action = scratch[K.rand_below(rng, K.legal_actions(state, table, rules, scratch))]
+            action = scratch[K.rand_below(rng, n)]
         else:
-            action = K.greedy_action(state, table, rules, scratch)
+            action = K.greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
         K.step(state, action, table, rules)
+
+
+@njit(cache=True, _nrt=False)  # a call per rollout, no reference counting: see _kernels' docstring
+def rollout(world, action, seat, epsilon, table, rules, rng, scratch, child):
+    """``seat``'s chips when ``action`` is played in ``world`` and the hand finished by
+    ``finish_world``, played out in ``child`` (``world`` is left as it was)."""
+    for k in range(S_LEN):
+        child[k] = world[k]
+    K.step(child, action, table, rules)
+    finish_world(child, epsilon, table, rules, rng, scratch)
+    return chips(child, seat)
 
 
 @njit(cache=True)
@@ -320,6 +348,7 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
     world = np.empty(S_LEN, dtype=np.int64)
     child = np.empty(S_LEN, dtype=np.int64)
     scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
+    bits = np.empty(32, dtype=np.int64)
     alive = np.arange(count)
     sums = np.zeros(count, dtype=np.float64)
     totals = np.zeros(count, dtype=np.float64)
@@ -338,16 +367,13 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
                 u = K.rand_below(rng, EPSILON_UNIT) / EPSILON_UNIT
                 world[:] = pool[min(np.searchsorted(cdf, u, side="right"), pool.shape[0] - 1)]
             else:
-                deal_world(state, seat, face_up, table, rules, rng, world)
+                deal_world_with(state, seat, face_up, table, rules, rng, bits, world)
             start = rng[0]
             for j in range(live):
                 i = alive[j]
                 if settings.paired:
                     rng[0] = start
-                child[:] = world
-                K.step(child, actions[i], table, rules)
-                finish_world(child, settings.epsilon, table, rules, rng, scratch)
-                sums[i] += chips(child, seat)
+                sums[i] += rollout(world, actions[i], seat, settings.epsilon, table, rules, rng, scratch, child)
                 totals[i] += 1.0
                 out.worlds[i] += 1
         for j in range(live):
@@ -420,6 +446,7 @@ def ismcts(state, seat, settings, tables, rng, tree, out):
     world = np.empty(S_LEN, dtype=np.int64)
     scratch = np.empty(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
     path = np.empty(MAX_DEPTH * 2 + 2, dtype=np.int64)
+    bits = np.empty(32, dtype=np.int64)
     links[0, N_PARENT] = -1
     links[0, N_CHILD] = -1
     links[0, N_SIBLING] = -1
@@ -428,7 +455,7 @@ def ismcts(state, seat, settings, tables, rng, tree, out):
     stats[0, :] = 0.0
     nodes = 1
     for _ in range(settings.iterations):
-        deal_world(state, seat, face_up, table, rules, rng, world)
+        deal_world_with(state, seat, face_up, table, rules, rng, bits, world)
         node = 0
         length = 0
         path[length] = 0

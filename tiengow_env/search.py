@@ -251,8 +251,6 @@ def sample_worlds(
     elif not is_integer(seat) or not 0 <= seat < game.players:
         raise ValueError(f"seat must be a seat 0..{game.players - 1}, got {seat!r}")
     ws = _workspace(game, workspace)
-    rng = _rng(seed)
     worlds = np.zeros((samples, S_LEN), dtype=np.int64)
-    for i in range(samples):
-        SK.deal_world(game.state, int(seat), ws.tables.face_up, ws.tables.table, ws.tables.rules, rng, worlds[i])
+    SK.deal_worlds(game.state, int(seat), ws.tables.face_up, ws.tables.table, ws.tables.rules, _rng(seed), worlds)
     return worlds
