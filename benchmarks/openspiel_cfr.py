@@ -1,6 +1,7 @@
 """OpenSpiel's ``cfr.CFRPlusSolver`` on ``python_tiengow(rules=micro, banker=0)`` beside our CFR+.
 
-    python -m tiengow.benchmarks.openspiel_cfr --iterations 1,2,3,4,6,8 --minutes 30
+    python -m tiengow.benchmarks.openspiel_cfr --iterations 1,2,3,4,6,8 --minutes 30 \
+        --out benchmarks/results/openspiel_cfr_micro.json
 
 Both solvers run on the same game (the exact micro tree, 1,851 information sets); after each
 listed iteration the NashConv of each one's average policy is measured exactly on our tree
@@ -15,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 
 from tiengow.agents.cfr import TabularPlay
 from tiengow.agents.openspiel import load_game, slots_from_policy
 from tiengow.training.cfr_tabular import TabularCFR, build_tree, nash_conv
-
-RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "openspiel_cfr_micro.json")
 
 
 def run(iterations: list[int], minutes: float, out: str, command: str) -> dict:
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", default="1,2,3,4,6,8", help="iterations at which to measure NashConv")
     parser.add_argument("--minutes", type=float, default=30.0, help="stop OpenSpiel's solver after this long")
-    parser.add_argument("--out", default=RECORD, help="the JSON record")
+    parser.add_argument("--out", required=True, help="the JSON record to write")
     args = parser.parse_args(argv)
     try:
         iterations = sorted({int(k) for k in args.iterations.split(",")})
@@ -104,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     command = (
         "python -m tiengow.benchmarks.openspiel_cfr --iterations "
         + ",".join(map(str, iterations))
-        + f" --minutes {args.minutes:g}"
+        + f" --minutes {args.minutes:g} --out {args.out}"
     )
     record = run(iterations, args.minutes, args.out, command)
     for name in ("ours", "openspiel"):

@@ -28,7 +28,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 from .chunks import count_done, play_chunks
-from .distill import DistillConfig, decisions, fit
+from .distill import DistillConfig, decision_arrays, decisions, fit
 from .interrupt import StopRequest
 from .ppo import PpoConfig, make_network
 from .ppo_checkpoints import load_checkpoint
@@ -80,12 +80,7 @@ def _label(task: tuple, first: int, hands: int, carry: None) -> tuple[dict[str, 
                 chosen.append(action)
             game.step(action)
         count_done()
-    arrays = {
-        "observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
-        "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
-        "chosen": np.array(chosen, dtype=np.int64),
-    }
-    return arrays, None
+    return decision_arrays(observations, masks, chosen), None
 
 
 def label(

@@ -160,12 +160,16 @@ def _label(task: tuple, first: int, hands: int, carry: dict | None) -> tuple[dic
             chosen.append(action)
             game.step(action)
         count_done()
-    arrays = {
+    return decision_arrays(observations, masks, chosen), rng.bit_generator.state
+
+
+def decision_arrays(observations: list, masks: list, chosen: list) -> dict[str, np.ndarray]:
+    """A worker's labelled decisions as the arrays ``decisions`` joins: observations, masks, choices."""
+    return {
         "observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
         "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
         "chosen": np.array(chosen, dtype=np.int64),
     }
-    return arrays, rng.bit_generator.state
 
 
 def label(
@@ -268,4 +272,4 @@ def distill(
     )
 
 
-__all__ = ["DistillConfig", "distill", "label", "decisions", "fit", "SEED_STRIDE"]
+__all__ = ["DistillConfig", "distill", "label", "decisions", "decision_arrays", "fit", "SEED_STRIDE"]
