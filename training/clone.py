@@ -11,7 +11,9 @@ BOT --via-clone`` (``exploit.py``; after Haluska and Schmid 2024, "Learning to b
    distill's labelling; labelling stops at a hands count or at a deadline (``Deadline``).
 3. **Fit** (``fit_clone``): ``distill.fit`` (cross-entropy to BOT's choices) without its KL term,
    from the exploiter's warm start (or a fresh network of the exploiter's shape). Its **fidelity**
-   is the top-1 agreement with BOT on the held-out share of the decisions (``FIT``'s validation). The clone
+   is the top-1 agreement with BOT on the decisions of the held-out hands (every ``HELD_EVERY``-th),
+   beside ``teacher_repeat``, how often a second copy of BOT agrees with BOT there: a bot that
+   samples among near-equal actions (the search bots) bounds what any clone can reach. The clone
    is a PPO checkpoint, played as ``ppo:PATH`` (its most likely action), batched and fast.
 """
 
@@ -35,7 +37,9 @@ from .ppo_checkpoints import load_checkpoint
 
 MAX_LABEL_HANDS = 20_000  # about 500,000 decisions on the full game, 0.6 GB in memory
 HAND_STRIDE = 1_000_000  # game seeds of label worker w: seed + w * HAND_STRIDE + hand
-FIT = dict(epochs=8, batch=512, kl=0.0, validation=0.1)  # distill's fit, without the pull towards the student
+FIT = dict(epochs=8, batch=512, kl=0.0)  # distill's fit, without the pull towards the student
+HELD_EVERY = 10  # every tenth hand labelled is held out of the fit: the fidelity is measured on its decisions
+SECOND_SEED = 7_919  # the second copy of BOT asked at the held-out decisions (teacher_repeat)
 FIT_LR = {True: 1e-3, False: 3e-4}  # a fresh network (small rule sets) / a warm start
 
 
@@ -57,14 +61,19 @@ class Deadline:
 
 def _label(task: tuple, first: int, hands: int, carry: None) -> tuple[dict[str, np.ndarray], None]:
     """Hands ``first .. first + hands - 1`` of one label worker ((bot, partner, rules, first game
-    seed)): BOT's decisions (module doc). Hand h is seeded ``seed + h`` whatever chunk it is in."""
+    seed)): BOT's decisions (module doc). Hand h is seeded ``seed + h`` whatever chunk it is in.
+    Every HELD_EVERY-th hand is held out of the fit, and a second copy of BOT (another seed) is
+    asked at its decisions too: how often BOT repeats itself bounds the fidelity a clone can reach."""
     bot_spec, partner_spec, rules, seed = task
     bot, partner = make_agent(bot_spec, rules, seed), make_agent(partner_spec, rules, seed)
-    observations, masks, chosen = [], [], []
+    second = make_agent(bot_spec, rules, seed + SECOND_SEED)
+    observations, masks, chosen, held, again = [], [], [], [], []
     for h in range(first, first + hands):
         game = Game(seed=seed + h, rules=rules)
         bot.reset(seed + h)
         partner.reset(seed + h)
+        second.reset(seed + h + SECOND_SEED)
+        held_out = h % HELD_EVERY == HELD_EVERY - 1
         partner_seat = -1 if h % 2 == 0 else (h // 2) % rules.players
         while not game.is_over:
             observation, mask = game.observe()
@@ -78,9 +87,15 @@ def _label(task: tuple, first: int, hands: int, carry: None) -> tuple[dict[str, 
                 observations.append(observation.astype(np.float32))
                 masks.append(mask.astype(bool))
                 chosen.append(action)
+                held.append(held_out)
+                again.append(
+                    int(second.act(observation, mask, game=game.clone() if second.uses_game else None))
+                    if held_out
+                    else -1
+                )
             game.step(action)
         count_done()
-    return decision_arrays(observations, masks, chosen), None
+    return decision_arrays(observations, masks, chosen, held=held, again=again), None
 
 
 def label(

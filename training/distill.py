@@ -163,12 +163,14 @@ def _label(task: tuple, first: int, hands: int, carry: dict | None) -> tuple[dic
     return decision_arrays(observations, masks, chosen), rng.bit_generator.state
 
 
-def decision_arrays(observations: list, masks: list, chosen: list) -> dict[str, np.ndarray]:
-    """A worker's labelled decisions as the arrays ``decisions`` joins: observations, masks, choices."""
+def decision_arrays(observations: list, masks: list, chosen: list, **more: list) -> dict[str, np.ndarray]:
+    """A worker's labelled decisions as the arrays ``decisions`` joins: observations, masks, choices,
+    and any ``more`` columns of one value a decision (``fit`` reads ``held`` and ``again``)."""
     return {
         "observations": np.array(observations, dtype=np.float32).reshape(len(chosen), -1),
         "masks": np.array(masks, dtype=bool).reshape(len(chosen), -1),
         "chosen": np.array(chosen, dtype=np.int64),
+        **{key: np.array(values) for key, values in more.items()},
     }
 
 
@@ -209,7 +211,11 @@ def fit(
     with torch.no_grad():
         reference, _ = before(observations, masks)
     order = torch.randperm(len(chosen))
-    held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation) :]
+    if "held" in data:  # the labeller chose the held-out decisions (whole hands): the rest, shuffled, is fitted
+        held_out = torch.tensor(data["held"])
+        held, train = torch.nonzero(held_out).flatten(), order[~held_out[order]]
+    else:
+        held, train = order[: int(len(chosen) * config.validation)], order[int(len(chosen) * config.validation) :]
 
     def agreement() -> float:
         if len(held) == 0:
@@ -219,6 +225,8 @@ def fit(
         return float((log_pi.argmax(1) == chosen[held]).float().mean())
 
     figures = {"decisions": len(chosen), "held_out": len(held), "agreement_before": agreement()}
+    if "again" in data and len(held):  # a second copy of the teacher asked at the held-out decisions
+        figures["teacher_repeat"] = float((torch.tensor(data["again"])[held] == chosen[held]).float().mean())
     optimizer = torch.optim.Adam(
         [p for name, p in net.named_parameters() if not name.startswith("value")], lr=config.lr
     )
