@@ -60,6 +60,18 @@ def open_page(page, url: str) -> None:
     page.wait_for_selector("body[data-ready='1']")
 
 
+def start_playing(page, url: str, seed: str = "5", hands: str = "2", bots: str | None = None) -> None:
+    """A hand started on the Play tab, its first tiles shown; ``bots`` in seats 1-3 when given."""
+    open_page(page, url)
+    page.fill("#seed", seed)
+    page.fill("#hands", hands)
+    if bots is not None:
+        for k in range(1, 4):
+            page.fill(f"#bot-inputs input[data-seat='{k}']", bots)
+    page.click("#start")
+    page.wait_for_selector("#hand .tile")
+
+
 def wait_for_change(page, version: str) -> str:
     page.wait_for_function("v => document.body.dataset.version !== v", arg=version)
     return page.evaluate("document.body.dataset.version")
@@ -67,13 +79,7 @@ def wait_for_change(page, version: str) -> str:
 
 def test_a_hand_played_by_clicking_settles_as_replay_of_its_record(page, site):
     url, records = site
-    open_page(page, url)
-    page.fill("#seed", "3")
-    page.fill("#hands", "1")
-    for k in range(1, 4):
-        page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
-    page.click("#start")
-    page.wait_for_selector("#hand .tile")
+    start_playing(page, url, seed="3", hands="1", bots="greedy")
     version = page.evaluate("document.body.dataset.version")
     turns = 0
     while not page.is_visible("#settlement"):
@@ -139,13 +145,7 @@ def test_the_log_shows_its_last_line_within_the_window(browser, site, height):
     page = context.new_page()
     page.set_default_timeout(30_000)
     try:
-        open_page(page, url)
-        page.fill("#seed", "5")
-        page.fill("#hands", "1")
-        for k in range(1, 4):
-            page.fill(f"#bot-inputs input[data-seat='{k}']", "greedy")
-        page.click("#start")
-        page.wait_for_selector("#hand .tile")
+        start_playing(page, url, seed="5", hands="1", bots="greedy")
         while not page.is_visible("#settlement"):
             version = page.evaluate("document.body.dataset.version")
             page.click("#moves .move >> nth=0")
@@ -267,14 +267,6 @@ def test_a_bot_the_page_may_not_run_is_refused_and_a_hand_the_disk_refuses_says_
     page.wait_for_selector("#settlement:not(.hidden)", timeout=60_000)
     assert "Record not saved: cannot save the hand record hand-001.json" in page.inner_text("#settlement")
     shot(page, "record_not_saved.png")
-
-
-def start_playing(page, url: str, seed: str = "5", hands: str = "2") -> None:
-    open_page(page, url)
-    page.fill("#seed", seed)
-    page.fill("#hands", hands)
-    page.click("#start")
-    page.wait_for_selector("#hand .tile")
 
 
 def test_a_tab_left_behind_draws_the_game_as_it_is_when_its_move_is_refused(page, site, browser):

@@ -22,7 +22,7 @@ from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 
 SLOW_MS = 2.0  # ms a decision above which tiengow exploit goes through a clone (search ~6, champion ~13-23, pimc ~0.5)
-MIN_KAPPA = 0.2  # least agreement above chance of a clonable bot (search ~0.8, pimc:8 ~0.33, random ~-0.1)
+MIN_KAPPA = 0.2  # least agreement above chance of a clonable bot (search ~0.7, pimc:8 ~0.33, random ~-0.1)
 TIMING_SECONDS = 1.5  # of BOT's time, measured after WARM_UP decisions (numba compiles on a first call)
 TIMING_DECISIONS = 40
 WARM_UP = 2
