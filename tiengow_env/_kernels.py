@@ -837,12 +837,23 @@ def perft(state, depth, table, rules):
 
 
 # ----------------------------------------------------------------------------- search
-_TYPE_WORTH = TILE_WORTH  # the greedy policy discards the tile worth least
+# The greedy policy's preferences as integer keys, each action's key unique (its id in the low
+# bits): the choice is one arg-max or arg-min, whose comparisons compile to selects where the
+# comparison chain they replace mispredicted.
+_WORTH_RANK = np.unique(TILE_WORTH, return_inverse=True)[1].astype(np.int64)  # discard the least worth
+_ID_BITS = 21  # above every action id; sizes and strengths are below 2**21 too
+_LOW_IDS = (1 << _ID_BITS) - 1
+_DISCARD_KEY = (np.int64(1) << 50) | (_WORTH_RANK << _ID_BITS)  # after every beat's key
+# the key of discarding the type of each bit, its type in the low bits
+_BIT_DISCARD_KEY = (_WORTH_RANK[_TILE_TYPE] << 5) | _TILE_TYPE
 
 
-@njit(cache=True, _nrt=False)  # no reference counting: see the module docstring
+@njit(cache=True, inline="always", _nrt=False)  # no reference counting: see the module docstring
 def greedy_action(state, table, rules, scratch):
-    """The greedy policy's action for the seat to act (``greedy_choice``)."""
+    """The greedy policy's action for the seat to act (``greedy_choice``); a follow decision
+    is made without listing the legal actions (``greedy_follow``)."""
+    if state[S_PHASE] == PHASE_FOLLOW:
+        return greedy_follow(state, table, rules)
     n = legal_actions(state, table, rules, scratch)
     return greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
 
@@ -853,34 +864,46 @@ def greedy_choice(legal, n, lead, table, rules):
     lowest id): lead the largest, then strongest, combination; beat with the weakest beating
     combination; otherwise discard the tile worth least; always declare One Red Dot."""
     C = rules[R_COMBOS]
-    best = legal[0]
+    low = legal[0]
     for i in range(1, n):
-        best = min(best, legal[i])
-    if best >= declare_action(C):  # the One Red Dot choice: declare
+        low = min(low, legal[i])
+    if low >= declare_action(C):  # the One Red Dot choice: declare
         return declare_action(C)
+    best = low
+    if lead:
+        top = np.int64(-1)
+        for i in range(n):
+            j = legal[i]
+            key = (table[j, T_SIZE] << (2 * _ID_BITS)) | (table[j, T_STRENGTH] << _ID_BITS) | (_LOW_IDS - j)
+            if key > top:
+                top, best = key, j
+        return best
+    top = np.int64(1) << 62
     for i in range(n):
         j = legal[i]
-        if lead:
-            if table[j, T_SIZE] > table[best, T_SIZE] or (
-                table[j, T_SIZE] == table[best, T_SIZE]
-                and (
-                    table[j, T_STRENGTH] > table[best, T_STRENGTH]
-                    or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)
-                )
-            ):
-                best = j
-        elif j < C:
-            if (
-                best >= C
-                or table[j, T_STRENGTH] < table[best, T_STRENGTH]
-                or (table[j, T_STRENGTH] == table[best, T_STRENGTH] and j < best)
-            ):
-                best = j
-        elif best >= C and (
-            _TYPE_WORTH[j - C] < _TYPE_WORTH[best - C] or (_TYPE_WORTH[j - C] == _TYPE_WORTH[best - C] and j < best)
-        ):
-            best = j
+        key = (table[j, T_STRENGTH] << _ID_BITS) | j if j < C else _DISCARD_KEY[j - C] | j
+        if key < top:
+            top, best = key, j
     return best
+
+
+@njit(cache=True, inline="always")
+def greedy_follow(state, table, rules):
+    """``greedy_choice`` at a follow decision, from the hand: the first combination of the
+    beat range the hand makes (the range runs from the weakest up), else the discard of the
+    type held worth least. The follow rules are ``legal_actions``'."""
+    held = canonical(state[S_HAND + state[S_TO_ACT]])
+    if state[S_OWED] == 0:
+        best = state[S_BEST]
+        for j in range(table[best, T_BEAT_START], table[best, T_BEAT_END]):
+            if held & table[j, T_MASK] == table[j, T_MASK]:
+                return j
+    remaining = held & _COPY0
+    key = np.int64(1) << 62
+    while remaining:
+        key = min(key, _BIT_DISCARD_KEY[lowest_bit(remaining)])
+        remaining &= remaining - 1
+    return rules[R_COMBOS] + (key & 31)
 
 
 @njit(cache=True)

@@ -307,15 +307,23 @@ def solve_endgame(solver, stamp, table, rules):
 def finish_world(state, epsilon, table, rules, rng, scratch):
     """Play ``state`` to the end of the hand by the greedy policy, each decision replaced by a
     uniformly random legal action with probability ``epsilon`` (the paired epsilon rollouts).
-    Both choices read the one list of legal actions each decision makes."""
+    The coin comes first: only a random choice lists the legal actions (``greedy_action``
+    follows from the hand). The generator's state stays in a register."""
     threshold = np.int64(epsilon * EPSILON_UNIT)
+    x = rng[0]
     while state[S_PHASE] != PHASE_OVER:
-        n = K.legal_actions(state, table, rules, scratch)
-        if threshold > 0 and K.rand_below(rng, EPSILON_UNIT) < threshold:
-            action = scratch[K.rand_below(rng, n)]
+        explore = False
+        if threshold > 0:
+            x = K.xorshift(x)
+            explore = K.below(x, EPSILON_UNIT) < threshold
+        if explore:
+            n = K.legal_actions(state, table, rules, scratch)
+            x = K.xorshift(x)
+            action = scratch[K.below(x, n)]
         else:
-            action = K.greedy_choice(scratch, n, state[S_PHASE] == PHASE_LEAD, table, rules)
+            action = K.greedy_action(state, table, rules, scratch)
         K.step(state, action, table, rules)
+    rng[0] = x
 
 
 @njit(cache=True, _nrt=False)  # a call per rollout, no reference counting: see _kernels' docstring
