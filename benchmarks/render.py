@@ -18,9 +18,11 @@ A marker may carry options, ``<!-- table:ladder candidate=champion rows=5 -->``.
   written by ``tiengow bench --peers``; ``bench``: every figure of that record;
 * ``experiments``: the records of ideas tried, ``benchmarks/results/experiments/*.json``;
 * ``agents-reference``: every agent and its options, from ``tiengow agents --json``;
-* ``tiles``: every tile type drawn, with its rank, copies and red pips, from the core's tables.
+* ``tiles``: every tile type drawn, with its rank, copies and red pips, from the core's tables;
+* ``profile``: search profiles (``benchmarks/profile_search.py``) side by side, option
+  ``records=STEM,...`` naming their files.
 
-``python -m tiengow.benchmarks.render [FILE...]`` rewrites the tables (README.md and docs/*.md
+``python -m tiengow.benchmarks.render [FILE...]`` rewrites the tables (every page that has one
 by default); ``--check`` changes nothing and exits 1 naming every table that disagrees with its
 records. The docs build calls :func:`render_text` on every page as well.
 """
@@ -241,6 +243,48 @@ def render_bench(results: Path, options: dict[str, str]) -> str:
     return table(["figure", "value"], rows, "lr")
 
 
+# The rows of a search profile (benchmarks/profile_search.py): (label, path into the record, format).
+PROFILE_ROWS = (
+    ("`search`, ms a decision", ("search", "ms_per_decision"), "{:.1f}"),
+    ("`champion`, ms a decision", ("champion", "ms_per_decision"), "{:.1f}"),
+    ("rollouts a decision, `search`", ("search", "rollouts_per_decision"), "{:,.0f}"),
+    ("rollouts a decision, `champion`", ("champion", "rollouts_per_decision"), "{:,.0f}"),
+    ("µs a rollout as `search` plays it (epsilon 0.5)", ("kernels", "rollout_us_search"), "{:.2f}"),
+    ("µs a rollout, all greedy", ("kernels", "rollout_us_greedy"), "{:.2f}"),
+    ("µs a rollout, all random", ("kernels", "rollout_us_random"), "{:.2f}"),
+    ("µs the core's random playout of the same worlds", ("kernels", "random_playout_us"), "{:.2f}"),
+    ("µs a world drawn", ("kernels", "draw_world_us"), "{:.3f}"),
+)
+
+
+def render_profile(results: Path, options: dict[str, str]) -> str:
+    """Search profiles side by side, one column a record: option ``records`` names them
+    (comma-separated file stems under ``results``, oldest first); then ``champion``'s parts."""
+    stems = [s for s in options.get("records", "").split(",") if s]
+    if not stems:
+        raise ValueError("table:profile needs records=STEM,STEM,... (files under the results folder)")
+    records = [read_json(results / f"{stem}.json") for stem in stems]
+
+    def value(record: dict, path: tuple[str, ...]) -> object:
+        for key in path:
+            record = record.get(key) if isinstance(record, dict) else None
+        return record
+
+    rows = [
+        [label] + [fmt.format(v) if (v := value(r, path)) is not None else "" for r in records]
+        for label, path, fmt in PROFILE_ROWS
+    ]
+    parts = [key for key in records[-1].get("champion_parts_ms", {}) if key != "total"] + ["total"]
+    rows += [
+        [f"`champion`: {key}, ms"]
+        + [f"{v:.2f}" if (v := value(r, ("champion_parts_ms", key))) is not None else "" for r in records]
+        for key in parts
+    ]
+    header = ["", *(f"`{stem}`" for stem in stems)]
+    commands = "".join(f"\n* `{stem}`: `{cell(r.get('command'))}`" for stem, r in zip(stems, records))
+    return table(header, rows, "l" + "r" * len(records)) + "\nThe records' commands:\n" + commands + "\n"
+
+
 # The fields every experiment record may have, in the order they are shown.
 FIELDS = ("spec", "name", "opponent", "seeds", "deals", "result", "mean", "ci95", "command", "commit")
 
@@ -384,6 +428,7 @@ TABLES: dict[str, Callable[[Path, dict[str, str]], str]] = {
     "experiments": render_experiments,
     "agents-reference": render_agents_reference,
     "tiles": render_tiles,
+    "profile": render_profile,
 }
 
 
@@ -415,15 +460,23 @@ def stale_tables(path: Path, results: Path) -> list[str]:
 
 
 def default_files(root: Path) -> list[Path]:
-    """README.md, the docs' pages and the model cards: every one that has a marked table."""
-    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")), *sorted((root / "agents").rglob("*.md"))]
+    """README.md, the docs' pages, the model cards and benchmarks/PROFILE.md: every one that
+    has a marked table."""
+    files = [
+        root / "README.md",
+        *sorted((root / "docs").rglob("*.md")),
+        *sorted((root / "agents").rglob("*.md")),
+        root / "benchmarks" / "PROFILE.md",
+    ]
     return [f for f in files if f.exists() and MARKER.search(f.read_text(encoding="utf-8"))]
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tiengow.benchmarks.render [--check] [--results DIR] [FILE...]``."""
     parser = argparse.ArgumentParser(prog="python -m tiengow.benchmarks.render", description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, help="pages to render (default: README.md and docs/*.md)")
+    parser.add_argument(
+        "files", nargs="*", type=Path, help="pages to render (default: every page that has a marked table)"
+    )
     parser.add_argument(
         "--results",
         type=Path,

@@ -28,7 +28,6 @@ from .layout import (
     LOG_WINNING,
     MAX_SEATS,
     PHASE_FOLLOW,
-    PHASE_LEAD,
     PHASE_OVER,
     R_COMBOS,
     R_PLAYERS,
