@@ -437,6 +437,29 @@ def test_stability_counts_the_decisions_and_more_samples_agree_more():
     assert stability(["pimc:1", "pimc:256"], hands=2, seed=900000, driver="greedy") == result  # seeded
 
 
+def test_stability_bounds_what_a_clone_can_agree_with(tmp_path):
+    """With more copies, the modal share brackets a clone's best agreement: the held-out mode's
+    agreement <= the in-sample modal share, and two copies agree no more often than that."""
+    from tiengow.benchmarks.stability import main, stability
+
+    two = stability(["pimc:2", "pimc:64"], hands=2, seed=900100, driver="greedy")
+    assert "modal" not in two
+    many = stability(["pimc:2", "pimc:64"], hands=2, seed=900100, driver="greedy", copies=6)
+    assert many["decisions"] == two["decisions"] > 20
+    for bot in ("pimc:2", "pimc:64"):
+        assert 0 < many["modal_held_out"][bot] <= many["modal"][bot] <= 1
+        assert many["self"][bot] <= many["modal"][bot]
+    # the sampling noise of one world against 64: the smaller search repeats itself less
+    assert many["modal"]["pimc:2"] < many["modal"]["pimc:64"]
+    with pytest.raises(ValueError, match="at least 2 copies"):
+        stability(["pimc:2"], hands=1, seed=0, copies=1)
+    out = tmp_path / "s.json"
+    assert main(["--bots", "pimc:2", "--hands", "1", "--copies", "3", "--driver", "greedy", "--save", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["copies"] == 3 and "modal" in saved and "--copies 3 --save" in saved["command"]
+    assert main(["--bots", "pimc:2", "--save", "/proc/no/such.json"]) == 2  # refused before any search
+
+
 def test_stability_refuses_what_does_not_search(capsys):
     from tiengow.benchmarks.stability import main, stability
 
