@@ -48,14 +48,20 @@ def worker_pool(
 ) -> Iterator[concurrent.futures.ProcessPoolExecutor]:
     """``workers`` spawned processes. A worker that dies (killed, out of memory) ends the work
     at once with an OSError naming ``what`` (such as "the evaluation"), where a
-    ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task. An
-    exception in the caller (a second Ctrl-C) kills the workers rather than waiting for their tasks."""
+    ``multiprocessing.Pool`` would replace the worker and wait forever for its lost task. A
+    generator that holds the pool and is closed early (an evaluation whose sequential test has
+    decided) drops the queued tasks and lets the running ones finish: killing the workers there
+    made the executor's own thread print a traceback. Any other exception in the caller (a second
+    Ctrl-C) kills the workers rather than waiting for their tasks."""
     try:
         with concurrent.futures.ProcessPoolExecutor(
             workers, mp_context=mp.get_context("spawn"), initializer=initializer, initargs=initargs
         ) as pool:
             try:
                 yield pool
+            except GeneratorExit:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
             except BaseException:
                 for process in list(pool._processes.values()):  # no public way before Python 3.14
                     process.kill()

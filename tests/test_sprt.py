@@ -4,6 +4,8 @@ match records and the ladder."""
 
 import json
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -101,6 +103,33 @@ def test_the_verdict_and_deals_do_not_depend_on_the_workers():
     two = evaluate("expert", "greedy", 2000, seed=45010, sprt=h, workers=2)
     assert one.sprt["verdict"] != "undecided" and one.deals > 25
     assert one == two and one.deals == one.sprt["deals"]
+
+
+def test_a_decided_test_with_workers_ends_without_a_traceback():
+    """The verdict closes the pool with chunks still queued: the executor's thread once printed
+    an InvalidStateError traceback there (its workers were killed under it)."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tiengow",
+            "eval",
+            "expert",
+            "--vs",
+            "random",
+            "--sprt",
+            "0,0.3",
+            "--workers",
+            "2",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0 and "H1 accepted" in run.stdout
+    assert "Traceback" not in run.stderr and "Exception" not in run.stderr, run.stderr[-2000:]
 
 
 def test_a_paired_test_is_of_the_difference_and_an_identical_pair_accepts_h0():
