@@ -126,14 +126,26 @@ def bench_record(results: Path) -> dict | None:
 
 def experiment_groups(results: Path) -> list[tuple[str, dict, list[dict]]]:
     """``(file name, header fields, records)`` per experiments file: a file holds one record,
-    a list of them, or an object with ``records`` (and a title, source or notes for all)."""
+    a list of them, or an object with ``records`` (and a title, source or notes for all), or
+    with a list of ``runs`` or ``matches`` (the record of an idea tried, and what came of it)."""
     groups = []
     for path in sorted((results / "experiments").glob("*.json")):
         data = read_json(path)
+        listed = None
+        if isinstance(data, dict):
+            listed = next(
+                (
+                    key
+                    for key in ("records", "runs", "matches")
+                    if isinstance(data.get(key), list)
+                    and (key == "records" or all(isinstance(r, dict) for r in data[key]))
+                ),
+                None,
+            )
         if isinstance(data, list):
             head, records = {}, data
-        elif isinstance(data, dict) and isinstance(data.get("records"), list):
-            head, records = {k: v for k, v in data.items() if k != "records"}, data["records"]
+        elif listed is not None:
+            head, records = {k: v for k, v in data.items() if k != listed}, data[listed]
         elif isinstance(data, dict):
             head, records = {}, [data]
         else:
@@ -286,7 +298,29 @@ def render_profile(results: Path, options: dict[str, str]) -> str:
 
 
 # The fields every experiment record may have, in the order they are shown.
-FIELDS = ("spec", "name", "opponent", "seeds", "deals", "result", "mean", "ci95", "command", "commit")
+FIELDS = (
+    "spec",
+    "name",
+    "candidate",
+    "opponent",
+    "baseline",
+    "seed",
+    "seeds",
+    "deals",
+    "result",
+    "mean",
+    "chips_per_hand",
+    "minus_baseline_per_hand",
+    "ci95",
+    "verdict",
+    "ms_per_decision",
+    "correlation",
+    "variance_ratio",
+    "command",
+    "commit",
+)
+# What a file says of all its records, in this order, above their table.
+HEAD_FIELDS = ("what", "question", "method", "verdict", "notes", "source", "command", "commit", "runnable_at")
 
 
 def render_experiments(results: Path, options: dict[str, str]) -> str:
@@ -299,7 +333,7 @@ def render_experiments(results: Path, options: dict[str, str]) -> str:
     parts = []
     for name, head, records in groups:
         parts.append(f"### {cell(head.get('title') or name)}\n")
-        for key in ("notes", "source", "command", "commit"):
+        for key in HEAD_FIELDS:
             if head.get(key):
                 parts.append(f"*{key}:* {cell(head[key])}\n")
         columns: list[str] = []
@@ -307,7 +341,9 @@ def render_experiments(results: Path, options: dict[str, str]) -> str:
             for key in record.get("columns", {}) or [k for k in FIELDS if k in record]:
                 if key not in columns:
                     columns.append(key)
-        extra = [k for k in ("notes", "source") if any(k in r for r in records)]
+        if not any(record.get("columns") for record in records):
+            columns.sort(key=FIELDS.index)
+        extra = [k for k in ("note", "notes", "source") if any(k in r for r in records)]
         rows = []
         for record in records:
             own = record.get("columns") or {}
@@ -323,6 +359,8 @@ def _field(record: dict, key: str) -> str:
         return ci_text(value) if value is not None else ""
     if key == "command" and value:
         return f"`{cell(value)}`"
+    if key in ("ms_per_decision", "correlation", "variance_ratio") and isinstance(value, (int, float)):
+        return f"{value:.1f}" if key == "ms_per_decision" else f"{value:.2f}"
     return cell(value)
 
 
