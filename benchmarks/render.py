@@ -19,6 +19,7 @@ A marker may carry options, ``<!-- table:ladder candidate=champion rows=5 -->``.
 * ``experiments``: the records of ideas tried, ``benchmarks/results/experiments/*.json``;
 * ``agents-reference``: every agent and its options, from ``tiengow agents --json``;
 * ``tiles``: every tile type drawn, with its rank, copies and red pips, from the core's tables;
+* ``made``: how the champion's files are made, read from the shipped checkpoints;
 * ``profile``: search profiles (``benchmarks/profile_search.py``) side by side, option
   ``records=STEM,...`` naming their files.
 
@@ -297,6 +298,44 @@ def render_profile(results: Path, options: dict[str, str]) -> str:
     return table(header, rows, "l" + "r" * len(records)) + "\nThe records' commands:\n" + commands + "\n"
 
 
+def render_made(results: Path, options: dict[str, str]) -> str:
+    """How the champion's two files are made from scratch, from the files themselves: the
+    command, the work done and its wall time and rate, as each run recorded them (``ppo.pt``'s
+    steps and elapsed time, ``locator.pt``'s summary). Reads the checkpoints with torch."""
+    import torch
+
+    policies = results.parent.parent / "agents" / "policies"
+    ppo = torch.load(policies / "ppo.pt", map_location="cpu", weights_only=False)
+    locator = torch.load(policies / "locator.pt", map_location="cpu", weights_only=False)
+    summary = locator["summary"]
+    steps, seconds = ppo["global_step"], ppo["elapsed"]
+    rows = [
+        [
+            "the prior, `ppo.pt`",
+            "`tiengow train ppo --config ppo`",
+            f"{steps / 1e6:.1f}M environment steps, {ppo['update']:,} updates",
+            f"{seconds / 60:.1f} min",
+            f"{steps / seconds:,.0f} environment steps a second",
+        ],
+        [
+            "the locator's data, `locator.pt`",
+            "`tiengow train locator --config locator`",
+            f"{summary['hands']:,} hands of `{locator['config']['teacher']}`, "
+            f"{summary['states'] + summary['held_out']:,} information states",
+            f"{summary['play_seconds'] / 60:.1f} min",
+            f"{summary['hands'] / summary['play_seconds']:.2f} hands a second",
+        ],
+        [
+            "its fit (the same command)",
+            "",
+            f"{summary['steps']:,} Adam steps of {locator['config']['batch']}",
+            f"{summary['fit_seconds'] / 60:.1f} min",
+            f"{summary['steps'] / summary['fit_seconds']:.1f} steps a second",
+        ],
+    ]
+    return table(["step", "command", "work", "wall time", "rate"], rows, "lllrr")
+
+
 # The fields every experiment record may have, in the order they are shown.
 FIELDS = (
     "spec",
@@ -467,6 +506,7 @@ TABLES: dict[str, Callable[[Path, dict[str, str]], str]] = {
     "agents-reference": render_agents_reference,
     "tiles": render_tiles,
     "profile": render_profile,
+    "made": render_made,
 }
 
 
