@@ -335,11 +335,12 @@ def render_made(results: Path, options: dict[str, str]) -> str:
     ]
     remade = results / "made_locator.json"
     if remade.is_file():  # the locator made again, on the machine of the newest measurements
-        again = read_json(remade)["summary"]
+        record = read_json(remade)
+        again = record["summary"]
         rows.append(
             [
                 "the locator, made again here",
-                f"`{read_json(remade)['command']}`",
+                f"`{record['command']}`",
                 f"{again['hands']:,} hands; {again['steps']:,} Adam steps",
                 f"{again['play_seconds'] / 60:.1f} + {again['fit_seconds'] / 60:.1f} min",
                 f"{again['hands'] / again['play_seconds']:.1f} hands, "
