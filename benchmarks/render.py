@@ -148,7 +148,7 @@ def experiment_groups(results: Path) -> list[tuple[str, dict, list[dict]]]:
         elif listed is not None:
             head, records = {k: v for k, v in data.items() if k != listed}, data[listed]
         elif isinstance(data, dict):
-            head, records = {}, [data]
+            head, records = {k: data[k] for k in ("title", "question", "what", "method") if k in data}, [data]
         else:
             raise ValueError(f'{path}: expected an experiment record, a list of them or {{"records": [...]}}')
         if not all(isinstance(r, dict) for r in records):
