@@ -221,17 +221,44 @@ def test_experiments_render_whatever_shape_they_have(tmp_path):
                 "notes": "read champion as champion:locate=0",
                 "records": [{"name": "r", "columns": {"match": "r", "chips": "+0.50"}, "source": "card line 5"}],
             },
+            "e-idea.json": {
+                "idea": "endgame",
+                "what": "the last tiles solved exactly",
+                "verdict": "removed",
+                "runs": [
+                    {"spec": "pimc:32:endgame=8", "opponent": "pimc", "seed": 100, "ci95": [-0.72, 0.49]},
+                    {"spec": "champion:endgame=4", "baseline": "champion", "minus_baseline_per_hand": -0.46},
+                ],
+            },
         },
     )
     out = render.render_text("<!-- table:experiments -->\n<!-- /table -->", results)
     assert "| pimc:64:beta=1 | pimc | [100] | 200 | -0.67 | [-1.36, +0.02] | no gain |" in out
     assert "| x | +0.10 |  |" in out and "`tiengow eval y --vs z`" in out
     assert "### Screens" in out and "read champion as champion:locate=0" in out and "| r | +0.50 | card line 5 |" in out
+    # an idea's record: what it was and its verdict above a table of its runs, the fields in one order
+    assert "*what:* the last tiles solved exactly" in out and "*verdict:* removed" in out
+    assert "| spec | opponent | baseline | seed | minus_baseline_per_hand | ci95 |" in out
+    assert "| champion:endgame=4 |  | champion |  | -0.46 |  |" in out
     only = render.render_text("<!-- table:experiments file=c- -->\n<!-- /table -->", results)
     assert "### Screens" in only and "pimc:64" not in only
     (results / "experiments" / "d-bad.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="every experiment record must be a JSON object"):
         render.render_text("<!-- table:experiments -->\n<!-- /table -->", results)
+
+
+def test_the_profile_table_sets_records_side_by_side(tmp_path):
+    results = records_folder(tmp_path)
+    for stem, ms in (("before", 16.5), ("after", 3.7)):
+        record = {"search": {"ms_per_decision": ms}, "champion_parts_ms": {"PIMC": 2 * ms, "total": 2 * ms + 1}}
+        (results / f"{stem}.json").write_text(json.dumps({**record, "command": f"profile {stem}"}))
+    out = render.render_text("<!-- table:profile records=before,after -->\n<!-- /table -->", results)
+    assert "| `search`, ms a decision | 16.5 | 3.7 |" in out
+    assert "| `champion`: PIMC, ms | 33.00 | 7.40 |" in out and "| `champion`: total, ms | 34.00 | 8.40 |" in out
+    assert "| `champion`, ms a decision |  |  |" in out  # a figure a record lacks is an empty cell
+    assert "* `after`: `profile after`" in out
+    with pytest.raises(ValueError, match="table:profile needs records=STEM"):
+        render.render_text("<!-- table:profile -->\n<!-- /table -->", results)
 
 
 def test_the_agents_reference_follows_the_catalogue_schema():
