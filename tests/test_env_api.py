@@ -595,7 +595,11 @@ def test_sampled_action_out_of_range_is_refused_like_any_action():
     from tiengow_env.gym_env import SampledAction
 
     env = TienGowEnv(rules="micro")
-    for action in (SampledAction(60, 0.5), SampledAction(-1, 0.3), TienGowEnv(rules="seed001").action_space.sample()):
+    # a sample of a larger game's space, beyond micro's 40 ids (an unseeded draw within them was legal here)
+    space = TienGowEnv(rules="seed001").action_space
+    space.seed(7)
+    wide = next(a for a in (space.sample() for _ in range(1000)) if a >= 40)
+    for action in (SampledAction(60, 0.5), SampledAction(-1, 0.3), wide):
         env.reset(seed=1)
         before = env.session.state.copy()
         with pytest.raises(ValueError, match="an action is an integer id 0..39"):
