@@ -96,61 +96,6 @@ class LocatorWorlds:
         return states, np.exp(log_weights - top)
 
 
-@dataclass
-class JointWorlds(LocatorWorlds):
-    """EXPERIMENT (issue 49): the locator's score of each world plus a learned joint term
-    w . relu(A h + B x) (x: the world's hidden places), trained by InfoNCE against uniform worlds."""
-
-    joint: dict | None = None
-
-    def worlds(self, game: Game, seed: int, workspace: Workspace) -> Worlds | None:
-        states = sample_worlds(game, self.particles, seed=seed, workspace=workspace)
-        try:
-            info = game.information_state().astype(np.float64)
-        except ValueError:
-            return None
-        with _THREADS.limit(limits=1, user_api="blas"):
-            return self._weigh(game, states, info)
-
-    def _weigh(self, game, states, info):
-        j = self.joint
-        h = np.maximum(j["t0w"] @ info + j["t0b"], 0.0)
-        h = np.maximum(j["t2w"] @ h + j["t2b"], 0.0)
-        logits = (j["mw"] @ h + j["mb"]).reshape(2 * (game.players - 1), -1)
-        x = place_counts(states, game.to_act, game.players)
-        z = np.maximum(x @ j["bw"].T + (j["aw"] @ h + j["ab"]), 0.0)
-        log_weights = self.power * (x @ logits.reshape(-1) + z @ j["ww"][0] + j["wb"][0])
-        top = log_weights.max()
-        if not np.isfinite(top) or np.all(log_weights == top):
-            return None
-        return states, np.exp(log_weights - top)
-
-
-def place_counts(worlds: np.ndarray, seat: int, players: int) -> np.ndarray:
-    from tiengow_env.layout import S_DOWN, S_HAND
-    from tiengow_env.tiles import NUM_TYPES, TILE_TYPE
-
-    one_hot = np.eye(NUM_TYPES)[TILE_TYPE]
-    out = np.zeros((len(worlds), 2 * (players - 1), NUM_TYPES))
-    for r in range(1, players):
-        other = (seat + r) % players
-        for row, start in ((r - 1, S_HAND), (players - 1 + r - 1, S_DOWN)):
-            out[:, row] = ((worlds[:, start + other, None] >> np.arange(32)) & 1) @ one_hot
-    return out.reshape(len(worlds), -1)
-
-
-def load_joint(path: str) -> dict:
-    import torch
-
-    m = torch.load(path, weights_only=False)["model"]
-    f = lambda k: m[k].numpy().astype(np.float64)  # noqa: E731
-    return {
-        "t0w": f("trunk.0.weight"), "t0b": f("trunk.0.bias"), "t2w": f("trunk.2.weight"), "t2b": f("trunk.2.bias"),
-        "mw": f("marg.weight"), "mb": f("marg.bias"), "aw": f("a.weight"), "ab": f("a.bias"),
-        "bw": f("b.weight"), "ww": f("w.weight"), "wb": f("w.bias"),
-    }
-
-
 class Evaluator(Protocol):
     """Values every legal action: (actions, the score the bot maximises, mean chips)."""
 
@@ -364,8 +309,6 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    joint: str | None = None
-    """EXPERIMENT: a joint locator file (issue 49)"""
 
 
 def make_champion(
@@ -385,8 +328,6 @@ def make_champion(
         except ValueError as err:
             raise ValueError(f"champion: locator={config.locator}: {err}" if config.locator else str(err)) from None
         sampler = LocatorWorlds(locator, config.locate, config.particles)
-        if config.joint:
-            sampler = JointWorlds(locator, config.locate, config.particles, load_joint(config.joint))
     return SearchAgent(
         rules,
         seed,
