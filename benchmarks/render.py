@@ -83,14 +83,14 @@ def ci_text(ci: object) -> str:
 def match_records(results: Path) -> list[dict]:
     """Every match record of ``results/matches``, strongest candidate first: by the candidate's
     place on the reference ladder (``tiengow.ladder.LADDER``; a bot not on it comes after), then
-    the stronger opponent first, then the higher lower CI bound."""
+    the stronger opponent first, then the match of more deals (the narrower CI: not the luckier one)."""
     records = []
     for path in sorted((results / "matches").glob("*.json")):
         record = read_json(path)
         if not isinstance(record, dict) or record.get("kind") != "match":
             raise ValueError(f'{path}: not a match record (expected an object with "kind": "match")')
         records.append(record)
-    return sorted(records, key=lambda r: (-_rank(r.get("candidate")), -_rank(r.get("opponent")), -_lower(r)))
+    return sorted(records, key=lambda r: (-_rank(r.get("candidate")), -_rank(r.get("opponent")), -_deals(r)))
 
 
 def _rank(spec: object) -> int:
@@ -100,9 +100,9 @@ def _rank(spec: object) -> int:
     return LADDER.index(spec) if spec in LADDER else -1
 
 
-def _lower(record: dict) -> float:
-    ci = record.get("ci95")
-    return ci[0] if isinstance(ci, list) and ci and isinstance(ci[0], (int, float)) else float("-inf")
+def _deals(record: dict) -> int:
+    deals = record.get("deals")
+    return deals if isinstance(deals, int) else 0
 
 
 def rung_record(records: list[dict], spec: str) -> dict | None:
