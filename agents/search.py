@@ -141,30 +141,6 @@ class Rollouts:
 
 
 @dataclass
-class LearnedRollouts(Rollouts):
-    """EXPERIMENT (issue 49): ``Rollouts`` played by a softmax policy fitted to search's decisions
-    (``tiengow_env._learned_rollout``)."""
-
-    weights: np.ndarray | None = None
-
-    def evaluate(self, game, seed, workspace, worlds, bonus):
-        from tiengow_env import _learned_rollout as LR
-        from tiengow_env.search import _pool, _rng
-
-        actions = np.array(game.legal_actions(), dtype=np.int64)
-        bonus = np.zeros(len(actions)) if bonus is None else np.asarray(bonus, dtype=np.float64)
-        pool = _pool(worlds)
-        means, counts, rounds = np.zeros(len(actions)), np.zeros(len(actions), np.int64), np.zeros(len(actions), np.int64)
-        LR.pimc_learned(
-            game.state, game.to_act, actions, bonus, self.samples, self.halving, self.paired, self.weights,
-            pool.pool, pool.cdf, workspace.tables, _rng(seed), means, counts, rounds,
-        )
-        scores = np.zeros(len(actions))
-        scores[int(np.argmax(rounds))] = 1.0
-        return actions, scores, means
-
-
-@dataclass
 class Ismcts:
     """Information-set MCTS (``tiengow_env.search.ismcts_values``): the score is the root
     action's visits. It deals its own uniform worlds and takes no prior."""
@@ -333,8 +309,6 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    rollout: str | None = None
-    """EXPERIMENT: learned rollout weights (.npy) (issue 49)"""
 
 
 def make_champion(
@@ -358,9 +332,7 @@ def make_champion(
         rules,
         seed,
         sampler or UniformWorlds(),
-        Rollouts(config.samples, config.epsilon, halving=True, paired=True)
-        if not config.rollout
-        else LearnedRollouts(config.samples, 0.0, True, True, np.load(config.rollout)),
+        Rollouts(config.samples, config.epsilon, halving=True, paired=True),
         PolicyPrior(policy, config.weight),
     )
 
