@@ -180,7 +180,6 @@ def test_the_ladder_orders_by_the_bots_places_and_the_bots_table_uses_each_bots_
     assert "+0.53 [+0.17, +0.89] vs `search`" in champion and "vs" not in pimc.split(" | ")[2]
 
 
-
 def test_of_two_matches_of_one_pair_the_larger_leads_and_places_the_bot(tmp_path):
     """A short lucky match (higher mean, higher lower bound) comes after a long one of the same
     pair, and the bots table quotes the long one: the narrower CI, not the luckier."""
@@ -191,6 +190,7 @@ def test_of_two_matches_of_one_pair_the_larger_leads_and_places_the_bot(tmp_path
     assert [line.split(" | ")[4] for line in ladder.splitlines() if line.startswith("| `")] == ["2000", "340"]
     bots = render.render_text("<!-- table:bots -->\n<!-- /table -->", results)
     assert "+0.45 [+0.25, +0.65] vs `search`" in bots
+
 
 def test_a_stale_table_is_named(tmp_path):
     results = records_folder(tmp_path, [MATCH])
