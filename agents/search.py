@@ -37,14 +37,7 @@ from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import (
-    Workspace,
-    ismcts_values,
-    location_log_weights,
-    lookahead_values,
-    pimc_details,
-    sample_worlds,
-)
+from tiengow_env.search import Workspace, ismcts_values, location_log_weights, pimc_details, sample_worlds
 
 from .base import Agent, Bot
 from .locator import Locator, make_locator
@@ -170,41 +163,19 @@ class Ismcts:
 
 @dataclass
 class PolicyPrior:
-    """``weight`` chips per nat of a policy network's log-probability of each legal action;
-    with ``value`` > 0, also the network's one-turn lookahead in ``worlds`` worlds (the others
-    play the policy, the value head scores the seat's next turn), mixed into the ranking as
-    ``(1 - value) Q + value L + weight log pi`` (``tiengow_env.search.lookahead_values``)."""
+    """``weight`` chips per nat of a policy network's log-probability of each legal action."""
 
     policy: PpoAgent
     weight: float
-    value: float = 0.0
-    worlds: int = 48
 
-    def bonus(
-        self, game: Game, seed: int = 0, workspace: Workspace | None = None, pool: Worlds | None = None
-    ) -> np.ndarray:
+    def bonus(self, game: Game) -> np.ndarray:
         """The prior's chips for each action of ``game.legal_actions()``, in that order."""
         observation, mask = game.observe()
         with _THREADS.limit(limits=1, user_api="blas"):
             logits = self.policy.logits(observation[None], mask[None]).astype(np.float64)
-            top = logits.max(axis=1, keepdims=True)
-            log_pi = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-            bonus = self.weight * log_pi[0, np.array(game.legal_actions())]
-            if self.value == 0:
-                return bonus
-            rng = np.random.default_rng(seed)
-            if pool is None:
-                drawn = sample_worlds(game, self.worlds, seed=seed, workspace=workspace)
-            else:
-                states, weights = pool
-                drawn = states[rng.choice(len(states), size=self.worlds, p=weights / weights.sum())]
-
-            def play(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-                logits = self.policy.logits(observations, masks)
-                return np.argmax(logits - np.log(-np.log(rng.random(logits.shape).clip(1e-20, 1.0))), axis=1)
-
-            looked = lookahead_values(game, drawn, play, self.policy.values, workspace)
-        return (self.value * looked + bonus) / (1.0 - self.value)
+        top = logits.max(axis=1, keepdims=True)
+        log_pi = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+        return self.weight * log_pi[0, np.array(game.legal_actions())]
 
 
 # ============================================================================ the agent
@@ -230,8 +201,8 @@ class SearchAgent(Agent):
 
     def search(self, game: Game, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(legal actions searched, the score the bot maximises, mean chips) at the seat to act."""
+        bonus = None if self.prior is None else self.prior.bonus(game)
         worlds = self.sampler.worlds(game, seed, self.workspace)
-        bonus = None if self.prior is None else self.prior.bonus(game, seed, self.workspace, worlds)
         return self.evaluator.evaluate(game, seed, self.workspace, worlds, bonus)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, game: Game | None = None) -> int:
@@ -338,10 +309,6 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    value: float = ranged(0.0, 0.0, 0.95)
-    """the share of the prior's one-turn lookahead (value head) in each action's value (0: none)"""
-    worlds: int = ranged(48, 1, MAX_WORLDS)
-    """worlds of that lookahead, drawn from the search's worlds"""
 
 
 def make_champion(
@@ -353,8 +320,6 @@ def make_champion(
         policy = make_ppo_agent(config.prior, rules, seed)
     except ValueError as err:
         raise ValueError(f"champion: prior={config.prior}: {err}" if config.prior else str(err)) from None
-    if config.value > 0 and policy.value_head is None:
-        raise ValueError("champion: value > 0 needs a prior with a value head; this checkpoint has none")
     if config.locator is not None and config.locate == 0:
         raise ValueError("champion: locator=PATH is read only with locate > 0; got locate=0")
     if sampler is None and config.locate > 0:
@@ -368,7 +333,7 @@ def make_champion(
         seed,
         sampler or UniformWorlds(),
         Rollouts(config.samples, config.epsilon, halving=True, paired=True),
-        PolicyPrior(policy, config.weight, config.value, config.worlds),
+        PolicyPrior(policy, config.weight),
     )
 
 

@@ -33,8 +33,8 @@ from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
 from .checks import is_integer
-from .game import Game, _observation_offsets
-from .layout import MAX_SEATS, PHASE_OVER, R_COMBOS, S_BONUS, S_DOWN, S_HAND, S_LEN, S_PHASE, S_SETTLE, S_TO_ACT
+from .game import Game
+from .layout import MAX_SEATS, S_DOWN, S_HAND, S_LEN
 from .rules import RuleSet
 from .tiles import NUM_TYPES, TILE_TYPE
 
@@ -170,44 +170,6 @@ def _pool(worlds: tuple[np.ndarray, np.ndarray] | None) -> SK.Worlds:
     cdf = np.cumsum(weights / weights.sum())
     cdf[-1] = 1.0
     return SK.Worlds(np.ascontiguousarray(states, dtype=np.int64), cdf)
-
-
-def lookahead_values(game: Game, worlds: np.ndarray, policy, value, workspace: Workspace | None = None) -> np.ndarray:
-    """Mean chips of the acting seat after each of ``game.legal_actions()`` by a one-turn
-    lookahead in the given ``worlds`` (states as ``sample_worlds`` gives them), the same worlds
-    for every action: the action is played, the other seats play ``policy`` until the seat is to
-    act again, and there its chips so far plus ``value`` of its observation (the chips still to
-    come) are what the world is worth; where the hand is over first, its chips alone.
-
-    ``policy(observations, masks)`` gives an action per row and ``value(observations)`` chips
-    per row, for batches of observation vectors (float32) and legal masks (bool)."""
-    if game.is_over:
-        raise ValueError("the hand is over: there is nothing to search")
-    ws = _workspace(game, workspace)
-    table, rules, face_up = ws.tables.table, ws.tables.rules, ws.tables.face_up
-    seat, actions = game.to_act, np.array(game.legal_actions(), dtype=np.int64)
-    worlds = np.asarray(worlds, dtype=np.int64)
-    states = np.repeat(worlds, len(actions), axis=0)  # world w, action i: row w * len(actions) + i
-    SK.step_rows(states, np.arange(len(states)), np.tile(actions, len(worlds)), table, rules)
-    offsets = _observation_offsets(game.players, game.rules.hand_size)
-    scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
-
-    def observe(rows: np.ndarray, observer: int) -> tuple[np.ndarray, np.ndarray]:
-        obs = np.zeros((len(rows), offsets[-1]), dtype=np.float32)
-        masks = np.zeros((len(rows), game.combos.num_actions), dtype=np.int8)
-        SK.observe_rows(states, rows, observer, table, rules, offsets[:-1], face_up, scratch, obs, masks)
-        return obs, masks.astype(bool)
-
-    while True:
-        rows = np.flatnonzero((states[:, S_PHASE] != PHASE_OVER) & (states[:, S_TO_ACT] != seat))
-        if not len(rows):
-            break
-        SK.step_rows(states, rows, np.asarray(policy(*observe(rows, -1)), dtype=np.int64), table, rules)
-    worth = (states[:, S_BONUS + seat] + states[:, S_SETTLE + seat]).astype(np.float64)
-    rows = np.flatnonzero(states[:, S_PHASE] != PHASE_OVER)
-    if len(rows):
-        worth[rows] += np.asarray(value(observe(rows, seat)[0]), dtype=np.float64)
-    return worth.reshape(len(worlds), len(actions)).mean(axis=0)
 
 
 def location_log_weights(worlds: np.ndarray, seat: int, players: int, logits: np.ndarray) -> np.ndarray:
