@@ -19,7 +19,6 @@ from __future__ import annotations
 from numba import njit
 
 from tiengow_env import _kernels as K
-from tiengow_env import _state_kernels as SV
 
 NO_DECISION = -1
 DROPPED = -2
@@ -92,15 +91,3 @@ def per_seat_gae(reward, value, next_decision, done, count, gamma, lam, advantag
         else:
             advantage[d] = 0.0
             valid[d] = False
-
-
-@njit(cache=True)
-def hidden_hands(states, rows, seats, players, out):
-    """``out[k, 32 (r - 1) + t]`` = 1 when seat ``(seats[k] + r) % players`` of env ``rows[k]``
-    holds tile t, for r = 1 .. players - 1: the hands hidden from the seat, which only a critic
-    trained with every hand in view reads."""
-    for k in range(rows.shape[0]):
-        for r in range(1, players):
-            held = SV.hand(states[rows[k]], (seats[k] + r) % players)
-            for t in range(32):
-                out[k, 32 * (r - 1) + t] = (held >> t) & 1

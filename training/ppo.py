@@ -86,9 +86,6 @@ class PpoConfig(RunSettings):
     """updates between snapshots added to the pool"""
     threads: int = 1
     """torch intra-op threads of each of the two threads (collector, learner)"""
-    privileged_critic: bool = False
-    """measure the advantages against a critic that also sees the other seats' hands (training
-    only: the policy and its value head read the seat's observation alone)"""
 
     @property
     def batch_steps(self) -> int:
@@ -110,15 +107,7 @@ class PolicyNet(nn.Module):
     """MLP trunk shared by a masked policy head and a value head. Its state dict is the ``model``
     of the checkpoint format (``tiengow.agents.ppo``), which the agent plays in numpy."""
 
-    def __init__(
-        self,
-        observation_size: int,
-        num_actions: int,
-        hidden: int,
-        layers: int,
-        scale: np.ndarray,
-        hidden_size: int = 0,
-    ):
+    def __init__(self, observation_size: int, num_actions: int, hidden: int, layers: int, scale: np.ndarray):
         super().__init__()
         self.register_buffer("input_scale", torch.as_tensor(scale, dtype=torch.float32))
         trunk, width = [], observation_size
@@ -135,18 +124,6 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
-        self.critic = None
-        if hidden_size:  # the privileged critic: the observation and the hidden hands
-            critic, width = [], observation_size + hidden_size
-            for _ in range(layers):
-                critic += [nn.Linear(width, hidden), nn.ReLU()]
-                width = hidden
-            self.critic = nn.Sequential(*critic, nn.Linear(hidden, 1))
-            for layer in critic[::2]:
-                nn.init.orthogonal_(layer.weight, math.sqrt(2))
-                nn.init.zeros_(layer.bias)
-            nn.init.orthogonal_(self.critic[-1].weight, 1.0)
-            nn.init.zeros_(self.critic[-1].bias)
 
     def forward(self, observation: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(masked log-probabilities (B, A), values (B,)); ``mask`` is bool (B, A)."""
@@ -154,28 +131,12 @@ class PolicyNet(nn.Module):
         logits = self.policy(hidden).masked_fill(~mask, torch.finfo(torch.float32).min)
         return torch.log_softmax(logits, dim=-1), self.value(hidden).squeeze(-1)
 
-    def critic_values(self, observation: torch.Tensor, hidden_hands: torch.Tensor) -> torch.Tensor:
-        """The privileged critic's values (B,) of observations with the hands hidden from them."""
-        return self.critic(torch.cat([observation * self.input_scale, hidden_hands], dim=1)).squeeze(-1)
-
 
 def make_network(config: PpoConfig) -> PolicyNet:
     """A freshly initialised network for the config's rules, ``hidden`` and ``layers``."""
     rules = RuleSet.from_spec(config.rules)
     layout = ObservationLayout(rules.players, rules.hand_size)
-    return PolicyNet(
-        layout.size,
-        table_for(rules).num_actions,
-        config.hidden,
-        config.layers,
-        input_scale(rules),
-        hidden_hands_size(config),
-    )
-
-
-def hidden_hands_size(config: PpoConfig) -> int:
-    """Features of the hands hidden from a seat that the critic reads: 32 a seat, 0 without one."""
-    return 32 * (RuleSet.from_spec(config.rules).players - 1) if config.privileged_critic else 0
+    return PolicyNet(layout.size, table_for(rules).num_actions, config.hidden, config.layers, input_scale(rules))
 
 
 def network_from_checkpoint(data: dict, path: str = "checkpoint") -> PolicyNet:
@@ -208,11 +169,10 @@ class Buffer:
     reward: np.ndarray
     next_decision: np.ndarray
     done: np.ndarray
-    hidden_hands: np.ndarray
     count: int = 0
 
     @classmethod
-    def empty(cls, capacity: int, observation_size: int, num_actions: int, hidden_size: int = 0) -> Buffer:
+    def empty(cls, capacity: int, observation_size: int, num_actions: int) -> Buffer:
         return cls(
             np.zeros((capacity, observation_size), np.float32),
             np.zeros((capacity, num_actions), bool),
@@ -222,7 +182,6 @@ class Buffer:
             np.zeros(capacity, np.float64),
             np.full(capacity, -1, np.int64),
             np.zeros(capacity, bool),
-            np.zeros((capacity, hidden_size), np.float32),
         )
 
 
@@ -240,9 +199,7 @@ class Collector:
     ):
         self.config, self.env, self.seating = config, env, seating
         capacity = env.num_envs * config.rollout_steps
-        self.buffers = [
-            Buffer.empty(capacity, env.observation_size, env.num_actions, hidden_hands_size(config)) for _ in range(2)
-        ]
+        self.buffers = [Buffer.empty(capacity, env.observation_size, env.num_actions) for _ in range(2)]
         self.turn = 0
         # the collector's own sampling stream
         self.generator = torch.Generator().manual_seed(config.seed if sampling_seed is None else sampling_seed)
@@ -266,8 +223,6 @@ class Collector:
             first, m = buffer.count, len(rows)
             buffer.observation[first : first + m] = observation[rows]
             buffer.mask[first : first + m] = mask[rows]
-            if self.config.privileged_critic:
-                PK.hidden_hands(env.states, rows, to_act[rows], env.players, buffer.hidden_hands[first : first + m])
             with torch.no_grad():
                 log_probs, values = net(
                     torch.from_numpy(buffer.observation[first : first + m]),
@@ -316,17 +271,11 @@ def ppo_update(
 ) -> dict:
     """Per-seat GAE over the rollout, then clipped-PPO epochs (Schulman et al. 2017, eq. 7)."""
     count = buffer.count
-    baseline = buffer.value[:count]  # what the advantages are measured against
-    if net.critic is not None:
-        with torch.no_grad():
-            baseline = net.critic_values(
-                torch.from_numpy(buffer.observation[:count]), torch.from_numpy(buffer.hidden_hands[:count])
-            ).numpy()
     advantage = np.zeros(count, dtype=np.float32)
     valid = np.zeros(count, dtype=bool)
     PK.per_seat_gae(
         buffer.reward,
-        baseline,
+        buffer.value,
         buffer.next_decision,
         buffer.done,
         count,
@@ -341,8 +290,7 @@ def ppo_update(
     action = torch.from_numpy(buffer.action[index])
     old_log_prob = torch.from_numpy(buffer.log_prob[index])
     advantages = torch.from_numpy(advantage[index])
-    hidden_hands = torch.from_numpy(buffer.hidden_hands[index])
-    returns = advantages + torch.from_numpy(baseline[index])
+    returns = advantages + torch.from_numpy(buffer.value[index])
     totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
     steps = 0
     for _ in range(config.update_epochs):
@@ -357,9 +305,6 @@ def ppo_update(
             adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(batch) > 1 else adv - adv.mean()
             policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip_coef, 1 + config.clip_coef)).mean()
             value_loss = 0.5 * (values - returns[batch]).square().mean()
-            if net.critic is not None:
-                critic = net.critic_values(observation[batch], hidden_hands[batch])
-                value_loss = value_loss + 0.5 * (critic - returns[batch]).square().mean()
             probs = log_probs.exp()
             entropy = -(probs * log_probs.masked_fill(~mask[batch], 0.0)).sum(-1).mean()
             loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
@@ -380,7 +325,7 @@ def ppo_update(
     out = {k: v / max(steps, 1) for k, v in totals.items()}
     variance = returns.var().item()
     out["explained_variance"] = (
-        1 - (returns - torch.from_numpy(baseline[index])).var().item() / variance if variance > 0 else float("nan")
+        1 - (returns - torch.from_numpy(buffer.value[index])).var().item() / variance if variance > 0 else float("nan")
     )
     out["decisions"] = len(index)
     out["dropped"] = count - len(index)
