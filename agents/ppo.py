@@ -208,12 +208,6 @@ class PpoAgent(Agent):
         weight, bias = self.layers[-1]
         return np.where(np.asarray(masks, dtype=bool), self._trunk(observations) @ weight.T + bias, -np.inf)
 
-    def log_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Log-probabilities (N, actions) of the policy, -inf where an action is not legal."""
-        logits = self.logits(observations, masks).astype(np.float64)
-        top = logits.max(axis=1, keepdims=True)
-        return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-
     def values(self, observations: np.ndarray) -> np.ndarray:
         """The value head for a batch (N, D) of observations: the chips still to come in the
         hand for the seat that observes, as trained (the returns divided by the reward scale)."""

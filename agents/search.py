@@ -37,14 +37,7 @@ from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import (
-    Workspace,
-    history_log_likelihoods,
-    ismcts_values,
-    location_log_weights,
-    pimc_details,
-    sample_worlds,
-)
+from tiengow_env.search import Workspace, ismcts_values, location_log_weights, pimc_details, sample_worlds
 
 from .base import Agent, Bot
 from .locator import Locator, make_locator
@@ -84,9 +77,6 @@ class LocatorWorlds:
     locator: Locator
     power: float
     particles: int
-    model: PpoAgent | None = None
-    belief: float = 0.0
-    filtered: int = 128
 
     @property
     def budget(self) -> dict[str, int]:
@@ -100,26 +90,10 @@ class LocatorWorlds:
         except ValueError:  # no history to read: the state was set from outside
             return None
         log_weights = self.power * location_log_weights(states, game.to_act, game.players, logits)
-        if self.belief > 0:
-            states, log_weights = self._filter(game, seed, states, log_weights)
         top = log_weights.max()
         if not np.isfinite(top) or np.all(log_weights == top):
             return None
         return states, np.exp(log_weights - top)
-
-    def _filter(
-        self, game: Game, seed: int, states: np.ndarray, log_weights: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """A particle filter's step: ``filtered`` draws from the locator's worlds by weight, each
-        world drawn then weighted by the policy model's likelihood of the others' play so far to
-        the power ``belief`` (``tiengow_env.search.history_log_likelihoods``)."""
-        weights = np.exp(log_weights - log_weights.max())
-        cdf = np.cumsum(weights / weights.sum())
-        u = (np.random.default_rng(seed).random() + np.arange(self.filtered)) / self.filtered  # systematic
-        drawn, counts = np.unique(np.minimum(np.searchsorted(cdf, u), len(states) - 1), return_counts=True)
-        with _THREADS.limit(limits=1, user_api="blas"):
-            likelihood = history_log_likelihoods(game, states[drawn], self.model.log_probabilities)
-        return states[drawn], np.log(counts) + self.belief * likelihood
 
 
 class Evaluator(Protocol):
@@ -335,10 +309,6 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    belief: float = ranged(0.0, 0.0, MAX_NUMBER)
-    """the power of the prior's likelihood of the others' play on the locator's worlds (0: none)"""
-    filtered: int = ranged(128, 1, MAX_WORLDS)
-    """draws from the locator's worlds that the prior's likelihood then weighs"""
 
 
 def make_champion(
@@ -357,7 +327,7 @@ def make_champion(
             locator = make_locator(config.locator, rules)
         except ValueError as err:
             raise ValueError(f"champion: locator={config.locator}: {err}" if config.locator else str(err)) from None
-        sampler = LocatorWorlds(locator, config.locate, config.particles, policy, config.belief, config.filtered)
+        sampler = LocatorWorlds(locator, config.locate, config.particles)
     return SearchAgent(
         rules,
         seed,

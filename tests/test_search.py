@@ -15,10 +15,10 @@ from tiengow.agents.base import make_agent
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game
-from tiengow_env.layout import S_ACTED, S_COLS, S_DEALT, S_DOWN, S_HAND, S_OWED, S_UP
+from tiengow_env.layout import S_ACTED, S_COLS
 from tiengow_env.reference import RefGame
 from tiengow_env.rules import RuleSet
-from tiengow_env.tiles import NAMES, mask_names, mask_types
+from tiengow_env.tiles import NAMES, mask_types
 
 HERE = Path(__file__).parent
 
@@ -92,7 +92,6 @@ SEARCH_SPECS = [
     "pimc:8:epsilon=0.5:paired=1",
     "champion:8:locate=0:epsilon=0.3",
     "champion:8:particles=16",
-    "champion:8:belief=0.5:filtered=16",
 ]
 
 
@@ -544,44 +543,3 @@ def test_the_oracle_measure_pools_seeds_over_workers_and_refuses_bad_input(capsy
     assert "oracle: error: unknown agent 'nobot'" in capsys.readouterr().err
     main(["--bots", "pimc:1", "--hands", "1", "--seeds", "5,6", "--json"])
     assert json.loads(capsys.readouterr().out)["regret"] == {"pimc:1": one["regret"]["pimc:1"]}
-
-
-# ============================================================================ policy-based inference
-def linear_log_policy(observations, masks):
-    """A fixed, made-up model of play: log-softmax over the legal actions of a linear map."""
-    weights = np.random.default_rng(0).normal(size=(observations.shape[1], masks.shape[1]))
-    logits = np.where(masks, observations.astype(np.float64) @ weights, -np.inf)
-    top = logits.max(axis=1, keepdims=True)
-    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-
-
-def replayed_log_likelihood(game: Game, world: np.ndarray, log_policy) -> float:
-    """``history_log_likelihoods`` of one world, step by step through the Game API."""
-    seat, combos = game.to_act, game.combos.num_combos
-    dealt = [world[S_HAND + s] | world[S_DOWN + s] | world[S_UP + s] for s in range(game.players)]
-    dealt[seat] = game.state[S_DEALT + seat]
-    replay = Game(hands=[mask_names(int(m)) for m in dealt], banker=game.banker, rules=game.rules)
-    to_go_down = [mask_types(int(world[S_DOWN + s])) for s in range(game.players)]
-    total = 0.0
-    for action in game.history:
-        actor = replay.to_act
-        if actor != seat and combos <= action < combos + len(NAMES):  # the world's own face-down tile
-            action = combos + to_go_down[actor].pop(0)
-        observation, mask = replay.observe()
-        if actor != seat and replay.state[S_OWED] == 0 and (mask.sum() > 1 if action < combos else mask[:combos].any()):
-            log_p = log_policy(observation[None], mask[None])[0]
-            total += np.logaddexp.reduce(log_p[combos : combos + len(NAMES)]) if action >= combos else log_p[action]
-        replay.step(action)
-    return total
-
-
-def test_history_log_likelihoods_replay_each_world_and_score_the_others_decisions():
-    tried = 0
-    for k, game in enumerate(decision_points(5, seed=13)):
-        worlds = S.sample_worlds(game, 6, seed=k)
-        got = S.history_log_likelihoods(game, worlds, linear_log_policy)
-        expected = [replayed_log_likelihood(game, world, linear_log_policy) for world in worlds]
-        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
-        tried += bool(game.history)
-        assert np.isfinite(S.history_log_likelihoods(game, game.state[None], linear_log_policy)).all()
-    assert tried >= 4

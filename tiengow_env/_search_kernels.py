@@ -394,23 +394,6 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
         out.means[i] = sums[i] / totals[i]
 
 
-# ----------------------------------------------------------------------------- replay
-@njit(cache=True)
-def step_rows(states, rows, actions, table, rules):
-    """Apply ``actions[k]`` to ``states[rows[k]]`` in place, for every k."""
-    for k in range(rows.shape[0]):
-        K.step(states[rows[k]], actions[k], table, rules)
-
-
-@njit(cache=True)
-def observe_rows(states, rows, table, rules, offsets, face_up, scratch, obs, masks):
-    """``obs[k]``, ``masks[k]``: the observation and legal mask of ``states[rows[k]]`` for its
-    seat to act."""
-    for k in range(rows.shape[0]):
-        state = states[rows[k]]
-        K.observe(state, state[S_TO_ACT], table, rules, offsets, face_up, scratch, obs[k], masks[k])
-
-
 # ----------------------------------------------------------------------------- ISMCTS
 # A node of the tree is the observer's view after a sequence of public moves. An edge is an
 # action id, except that another seat's discard shows the observer only that tiles went down:

@@ -33,23 +33,8 @@ from . import _kernels as K
 from . import _policy_kernels as PK
 from . import _search_kernels as SK
 from .checks import is_integer
-from .game import Game, _observation_offsets
-from .layout import (
-    MAX_SEATS,
-    PHASE_OVER,
-    R_COMBOS,
-    S_BANKER,
-    S_DEALT,
-    S_DOWN,
-    S_HAND,
-    S_LEN,
-    S_OWED,
-    S_PHASE,
-    S_STREAK,
-    S_TABLE,
-    S_TO_ACT,
-    S_UP,
-)
+from .game import Game
+from .layout import MAX_SEATS, S_DOWN, S_HAND, S_LEN
 from .rules import RuleSet
 from .tiles import NUM_TYPES, TILE_TYPE
 
@@ -185,83 +170,6 @@ def _pool(worlds: tuple[np.ndarray, np.ndarray] | None) -> SK.Worlds:
     cdf = np.cumsum(weights / weights.sum())
     cdf[-1] = 1.0
     return SK.Worlds(np.ascontiguousarray(states, dtype=np.int64), cdf)
-
-
-def history_log_likelihoods(game: Game, worlds: np.ndarray, log_policy) -> np.ndarray:
-    """Log-likelihood, in each world (states as ``sample_worlds`` gives them), of the other
-    seats' decisions so far under a model of their play: float64, one per row, -inf for a world
-    the decisions rule out, all zeros when the history says nothing.
-
-    Each world's hand is replayed from its deal (each seat dealt what it holds in the world and
-    what it has put down) through ``game.history``; every decision of another seat that had a
-    choice adds the log-probability ``log_policy(observations, masks)`` gives the action it
-    took, in its own view of that world (rows of observations and bool legal masks, one call for
-    all). A face-down answer counts as one decision, the probability of discarding at all:
-    which tiles went down is hidden, so the world's own face-down tiles go down in the replay.
-    Only public facts and the acting seat's own tiles are read (policy-based inference,
-    Solinas, Rebstock, Buro 2019). A world whose replay does not arrive at the world (a state
-    set from outside) is ruled out; if every world is, the result is all zeros."""
-    if game.is_over:
-        raise ValueError("the hand is over: there is nothing to infer")
-    worlds = np.asarray(worlds, dtype=np.int64)
-    ws = _workspace(game, None)
-    table, rules, face_up = ws.tables.table, ws.tables.rules, ws.tables.face_up
-    observer, combos, count = game.to_act, game.combos.num_combos, len(worlds)
-    players = game.players
-    states = np.zeros_like(worlds)
-    for w, world in enumerate(worlds):
-        dealt = world[S_HAND : S_HAND + MAX_SEATS] | world[S_DOWN : S_DOWN + MAX_SEATS] | world[S_UP : S_UP + MAX_SEATS]
-        dealt[observer] = game.state[S_DEALT + observer]
-        K.new_hand(states[w], dealt, int(game.state[S_BANKER]), int(game.state[S_STREAK]), table, rules)
-    offsets = _observation_offsets(players, game.rules.hand_size)
-    scratch = np.zeros(rules[R_COMBOS] + NUM_TYPES + 2, dtype=np.int64)
-    seen_obs, seen_masks, seen_rows, seen_actions = [], [], [], []
-    alive = np.arange(count)
-    pending = worlds[:, S_DOWN : S_DOWN + MAX_SEATS].copy()  # each world's face-down tiles not yet replayed
-    for action in game.history:
-        alive = alive[states[alive, S_PHASE] != PHASE_OVER]
-        if not len(alive):
-            break
-        actors = states[alive, S_TO_ACT]
-        moves = np.full(len(alive), action, dtype=np.int64)
-        hidden = (actors != observer) & (combos <= action < combos + NUM_TYPES) & (not face_up)
-        down = pending[alive, actors]
-        lowest = down & -down
-        moves[hidden] = combos + _TILE_TYPE[np.log2(np.maximum(lowest[hidden], 1)).astype(np.int64)]
-        pending[alive[hidden], actors[hidden]] &= ~lowest[hidden]
-        obs = np.zeros((len(alive), offsets[-1]), dtype=np.float32)
-        masks = np.zeros((len(alive), game.combos.num_actions), dtype=np.int8)
-        SK.observe_rows(states, alive, table, rules, offsets[:-1], face_up, scratch, obs, masks)
-        legal = masks[np.arange(len(alive)), moves].astype(bool) & ~(hidden & (down == 0))
-        choice = np.where(hidden, masks[:, :combos].any(axis=1), masks.sum(axis=1) > 1)
-        scored = legal & choice & (actors != observer) & (states[alive, S_OWED] == 0)
-        seen_obs.append(obs[scored])
-        seen_masks.append(masks[scored].astype(bool))
-        seen_rows.append(alive[scored])
-        seen_actions.append(np.where(hidden[scored], -1, moves[scored]))
-        alive, moves = alive[legal], moves[legal]
-        SK.step_rows(states, alive, moves, table, rules)
-    tiles = np.r_[S_HAND : S_HAND + MAX_SEATS, S_DOWN : S_DOWN + MAX_SEATS, S_UP : S_UP + MAX_SEATS]
-    same = np.ones(S_LEN, dtype=bool)  # compared as they are; the tiles as types (a copy is a copy)
-    same[tiles] = same[S_DEALT : S_DEALT + MAX_SEATS] = same[S_TABLE : S_TABLE + MAX_SEATS] = False
-    arrived = np.zeros(count, dtype=bool)
-    arrived[alive] = np.all(states[alive][:, same] == worlds[alive][:, same], axis=1) & np.all(
-        K.canonical(states[alive][:, tiles]) == K.canonical(worlds[alive][:, tiles]), axis=1
-    )
-    if not arrived.any():
-        return np.zeros(count)
-    log_likelihood = np.where(arrived, 0.0, -np.inf)
-    rows = np.concatenate(seen_rows) if seen_rows else np.zeros(0, dtype=np.int64)
-    keep = arrived[rows]
-    if keep.any():
-        rows, chosen = rows[keep], np.concatenate(seen_actions)[keep]
-        log_p = np.asarray(
-            log_policy(np.concatenate(seen_obs)[keep], np.concatenate(seen_masks)[keep]), dtype=np.float64
-        )
-        any_discard = np.logaddexp.reduce(log_p[:, combos : combos + NUM_TYPES], axis=1)
-        terms = np.where(chosen < 0, any_discard, log_p[np.arange(len(rows)), np.maximum(chosen, 0)])
-        np.add.at(log_likelihood, rows, terms)
-    return log_likelihood
 
 
 def location_log_weights(worlds: np.ndarray, seat: int, players: int, logits: np.ndarray) -> np.ndarray:
