@@ -37,7 +37,14 @@ from threadpoolctl import ThreadpoolController
 
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
-from tiengow_env.search import Workspace, ismcts_values, location_log_weights, pimc_details, sample_worlds
+from tiengow_env.search import (
+    Workspace,
+    ismcts_values,
+    location_log_weights,
+    pimc_details,
+    pimc_extended_details,
+    sample_worlds,
+)
 
 from .base import Agent, Bot
 from .locator import Locator, make_locator
@@ -134,6 +141,28 @@ class Rollouts:
             bonus=bonus,
             worlds=worlds,
             workspace=workspace,
+        )
+        scores = np.zeros(len(actions))
+        scores[best] = 1.0
+        return actions, scores, chips
+
+
+@dataclass
+class ExtendedRollouts:
+    """Extended PIMC at depth one (``tiengow_env.search.pimc_extended_details``)."""
+
+    samples: int
+    epsilon: float = 0.0
+
+    @property
+    def budget(self) -> dict[str, int]:
+        return {"samples": self.samples}
+
+    def evaluate(
+        self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None, bonus: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        actions, chips, best = pimc_extended_details(
+            game, self.samples, seed, self.epsilon, bonus=bonus, worlds=worlds, workspace=workspace
         )
         scores = np.zeros(len(actions))
         scores[best] = 1.0
@@ -309,6 +338,8 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
+    extended: int = ranged(0, 0, MAX_NUMBER)
+    """worlds of extended PIMC at depth one per action (0: plain PIMC with samples)"""
 
 
 def make_champion(
@@ -332,7 +363,9 @@ def make_champion(
         rules,
         seed,
         sampler or UniformWorlds(),
-        Rollouts(config.samples, config.epsilon, halving=True, paired=True),
+        ExtendedRollouts(config.extended, config.epsilon)
+        if config.extended
+        else Rollouts(config.samples, config.epsilon, halving=True, paired=True),
         PolicyPrior(policy, config.weight),
     )
 

@@ -92,6 +92,8 @@ SEARCH_SPECS = [
     "pimc:8:epsilon=0.5:paired=1",
     "champion:8:locate=0:epsilon=0.3",
     "champion:8:particles=16",
+    "champion:extended=8",
+    "champion:extended=8:locate=0",
 ]
 
 

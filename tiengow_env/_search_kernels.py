@@ -12,6 +12,8 @@ References:
   [LI86]  Luckhardt, Irani. An Algorithmic Solution of N-Person Games. AAAI 1986 (max-n).
   [KKS13] Karnin, Koren, Somekh. Almost Optimal Exploration in Multi-Armed Bandits. ICML 2013
           (sequential halving).
+  [ASC24] Arjonilla, Saffidine, Cazenave. Perfect Information Monte Carlo with Postponing
+          Reasoning. 2024 (extended PIMC).
 """
 
 from typing import NamedTuple
@@ -392,6 +394,123 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
     out.rounds[alive[0]] = rounds + 1
     for i in range(count):
         out.means[i] = sums[i] / totals[i]
+
+
+KEY_PRIME = (1 << 40) - 87  # the hash of a public sequence, kept below 2**40 so that key * 1009 fits
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _rollout_action(state, threshold, table, rules, rng, scratch):
+    """One decision of ``finish_world``'s policy."""
+    x = rng[0]
+    explore = False
+    if threshold > 0:
+        x = K.xorshift(x)
+        explore = K.below(x, EPSILON_UNIT) < threshold
+    if explore:
+        n = K.legal_actions(state, table, rules, scratch)
+        x = K.xorshift(x)
+        action = scratch[K.below(x, n)]
+    else:
+        action = K.greedy_action(state, table, rules, scratch)
+    rng[0] = x
+    return action
+
+
+@njit(cache=True)
+def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
+    """Extended PIMC at depth one [ASC24]: each action's value when ``seat``'s next decision is
+    made once for each of its information sets, not once for each world.
+
+    Every action is played in the same ``settings.samples`` worlds (paired). In each, the other
+    seats move by ``finish_world``'s policy up to ``seat``'s next decision; the worlds that reach
+    it by the same public moves form one information set, and every legal action there is
+    played out. The action chosen for an information set is the best on average over half its
+    worlds and valued on the other half (and the other way round), so that the maximum's noise
+    does not inflate the value; a world alone in its set is finished by ``finish_world``."""
+    table, rules, face_up = tables.table, tables.rules, tables.face_up
+    pool, cdf = worlds.pool, worlds.cdf
+    count = actions.shape[0]
+    samples = settings.samples
+    C = rules[R_COMBOS]
+    width = C + NUM_TYPES + 2
+    threshold = np.int64(settings.epsilon * EPSILON_UNIT)
+    drawn = np.empty((samples, S_LEN), dtype=np.int64)
+    starts = np.empty(samples, dtype=np.uint64)
+    bits = np.empty(32, dtype=np.int64)
+    for w in range(samples):
+        if pool.shape[0]:
+            u = K.rand_below(rng, EPSILON_UNIT) / EPSILON_UNIT
+            drawn[w] = pool[min(np.searchsorted(cdf, u, side="right"), pool.shape[0] - 1)]
+        else:
+            deal_world_with(state, seat, face_up, table, rules, rng, bits, drawn[w])
+    base = rng[0]
+    for w in range(samples):  # each world its own stream of rollout draws
+        starts[w] = K.splitmix64(K._add64(base, np.uint64(w))) | np.uint64(1)
+    child = np.empty(S_LEN, dtype=np.int64)
+    mid = np.empty(S_LEN, dtype=np.int64)
+    scratch = np.empty(width, dtype=np.int64)
+    legal = np.empty(width, dtype=np.int64)
+    keys = np.empty(samples, dtype=np.int64)
+    counts = np.empty(samples, dtype=np.int64)
+    plain = np.empty(samples, dtype=np.float64)
+    values = np.empty((samples, width), dtype=np.float64)
+    sums = np.empty((2, width), dtype=np.float64)
+    members = np.zeros(2, dtype=np.int64)
+    for i in range(count):
+        for w in range(samples):
+            rng[0] = starts[w]
+            for k in range(S_LEN):
+                mid[k] = drawn[w, k]
+            K.step(mid, actions[i], table, rules)
+            key = np.int64(0)
+            while mid[S_PHASE] != PHASE_OVER and mid[S_TO_ACT] != seat:
+                actor = mid[S_TO_ACT]
+                action = _rollout_action(mid, threshold, table, rules, rng, scratch)
+                edge = action
+                if not face_up and C <= action < C + NUM_TYPES:
+                    edge = width  # a face-down discard: its tile is hidden
+                key = (key * 1009 + actor * (width + 1) + edge + 1) % KEY_PRIME
+                K.step(mid, action, table, rules)
+            keys[w] = key
+            start = rng[0]
+            for k in range(S_LEN):
+                child[k] = mid[k]
+            finish_world(child, settings.epsilon, table, rules, rng, scratch)
+            plain[w] = chips(child, seat)
+            counts[w] = 0
+            if mid[S_PHASE] != PHASE_OVER:
+                n = K.legal_actions(mid, table, rules, legal)
+                counts[w] = n
+                for j in range(n):
+                    rng[0] = start
+                    values[w, j] = rollout(mid, legal[j], seat, settings.epsilon, table, rules, rng, scratch, child)
+        order = np.argsort(keys, kind="mergesort")
+        total = 0.0
+        first = 0
+        while first < samples:
+            last = first
+            while last + 1 < samples and keys[order[last + 1]] == keys[order[first]]:
+                last += 1
+            n = counts[order[first]]
+            sums[:, :n] = 0.0
+            members[:] = 0
+            for m in range(first, last + 1):
+                half = (m - first) % 2
+                members[half] += 1
+                for j in range(n):
+                    sums[half, j] += values[order[m], j]
+            for m in range(first, last + 1):
+                w = order[m]
+                other = 1 - (m - first) % 2
+                if n == 0 or members[other] == 0 or counts[w] != n:
+                    total += plain[w]
+                else:
+                    total += values[w, np.argmax(sums[other, :n])]
+            first = last + 1
+        out.means[i] = total / samples
+        out.worlds[i] = samples
+        out.rounds[i] = 1
 
 
 # ----------------------------------------------------------------------------- ISMCTS

@@ -154,6 +154,30 @@ def pimc_details(
     return actions, out.means, int(np.argmax(out.rounds))
 
 
+def pimc_extended_details(
+    game: Game,
+    samples: int = 32,
+    seed: int = 0,
+    epsilon: float = 0.0,
+    bonus: np.ndarray | None = None,
+    worlds: tuple[np.ndarray, np.ndarray] | None = None,
+    workspace: Workspace | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``pimc_details`` by extended PIMC at depth one (``_search_kernels.pimc_extended``): the
+    seat's next decision is made once per information set, over the worlds that share it."""
+    _check(game, epsilon, samples=samples)
+    ws = _workspace(game, workspace)
+    actions = np.array(game.legal_actions(), dtype=np.int64)
+    bonus = np.zeros(len(actions)) if bonus is None else np.asarray(bonus, dtype=np.float64)
+    out = SK.PimcOut(
+        np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64), np.zeros(len(actions), dtype=np.int64)
+    )
+    settings = SK.PimcSettings(samples, float(epsilon), False, True)
+    SK.pimc_extended(game.state, game.to_act, actions, settings, _pool(worlds), ws.tables, _rng(seed), out)
+    ws.rollouts += int(out.worlds.sum())
+    return actions, out.means, int(np.argmax(out.means + bonus))
+
+
 def _pool(worlds: tuple[np.ndarray, np.ndarray] | None) -> SK.Worlds:
     """The kernel's ``Worlds`` of given (states, weights): empty for none."""
     if worlds is None:
