@@ -8,8 +8,11 @@
   reads the seat's information state and says where each hidden tile lies; ``agents/locator.py``);
 * the **evaluator** values each action in those worlds: ``Rollouts`` (PIMC: every action
   played out in the same worlds by greedy rollouts with a random action at each decision with
-  probability epsilon, optionally paired and by sequential halving; ``tiengow_env.search``) or
-  ``Ismcts`` (information-set MCTS, uniform worlds only);
+  probability epsilon, optionally paired and by sequential halving; ``tiengow_env.search``),
+  ``ExtendedRollouts`` (extended PIMC at depth one: the same rollouts, but the seat's next
+  decision is chosen once per information set, not once per world, so the search does not
+  count on knowing the hidden tiles at its next turn) or ``Ismcts`` (information-set MCTS,
+  uniform worlds only);
 * the **prior** adds ``weight`` times a policy network's log-probability of each action to the
   ranking, ``Q(a) + weight * log pi(a)``: the network settles the search's near-ties, the
   prior term of PUCT-style searches at the root (``PolicyPrior``; ``agents/ppo.py``).
@@ -20,8 +23,8 @@ config; ``agents/spec.py`` parses the specs):
     pimc      UniformWorlds + Rollouts(samples, epsilon, halving, paired)
     ismcts    Ismcts(iterations, c, epsilon)
     search    UniformWorlds + Rollouts(1000 x budget, epsilon 0.5, halving)
-    champion  LocatorWorlds (or uniform with locate=0) + Rollouts(samples, 0.5, halving, paired)
-              + PolicyPrior(ppo, weight 0.25)
+    champion  LocatorWorlds (or uniform with locate=0) + ExtendedRollouts(samples, 0.5)
+              (or with depth=0 Rollouts(samples, 0.5, halving, paired)) + PolicyPrior(ppo, 0.25)
 
 With one legal action no bot searches. Every bot reads only what the acting seat may know.
 """
@@ -149,7 +152,11 @@ class Rollouts:
 
 @dataclass
 class ExtendedRollouts:
-    """Extended PIMC at depth one (``tiengow_env.search.pimc_extended_details``)."""
+    """Extended PIMC at depth one (``tiengow_env.search.pimc_extended_details``): every legal
+    action played in the same worlds, the other seats moving by the rollouts' policy up to the
+    seat's next decision, which is made once for each information set the worlds reach (by the
+    worlds that share it), every world then finished by the rollouts. The score is 1 for the
+    action with the best mean chips plus the prior's bonus."""
 
     samples: int
     epsilon: float = 0.0
@@ -320,12 +327,12 @@ def make_search(config: SearchConfig, rules: RuleSet, seed: int) -> SearchAgent:
 
 @dataclass(frozen=True)
 class ChampionConfig:
-    """``champion``: search's rollouts at a larger budget, paired, guided by the shipped PPO
+    """``champion``: search's rollouts in extended PIMC at depth one, guided by the shipped PPO
     policy, in worlds drawn by the tile locator (model card ``agents/policies/champion.md``)."""
 
     POSITIONAL: ClassVar[str] = "samples"
-    samples: int = ranged(2200, 1, MAX_NUMBER)
-    """worlds each legal action is played out in (in all, by sequential halving)"""
+    samples: int = ranged(1200, 1, MAX_NUMBER)
+    """worlds each legal action is played in (with depth=0: in all, by sequential halving)"""
     weight: float = ranged(0.25, 0.0, MAX_NUMBER)
     """chips per nat of the prior's log-probability added to each action's value (0: no prior)"""
     epsilon: float = ranged(0.5, 0.0, 1.0)
@@ -338,8 +345,9 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    extended: int = ranged(0, 0, MAX_NUMBER)
-    """worlds of extended PIMC at depth one per action (0: plain PIMC with samples)"""
+    depth: int = ranged(1, 0, 1)
+    """1: extended PIMC, the seat's next decision made once per information set (issue 49's
+    screen, benchmarks/results/experiments/extended.json); 0: plain PIMC by sequential halving"""
 
 
 def make_champion(
@@ -363,8 +371,8 @@ def make_champion(
         rules,
         seed,
         sampler or UniformWorlds(),
-        ExtendedRollouts(config.extended, config.epsilon)
-        if config.extended
+        ExtendedRollouts(config.samples, config.epsilon)
+        if config.depth
         else Rollouts(config.samples, config.epsilon, halving=True, paired=True),
         PolicyPrior(policy, config.weight),
     )
@@ -380,7 +388,7 @@ SEARCH = Bot(
 )
 CHAMPION = Bot(
     "learned",
-    "the strongest bot shipped: search's rollouts guided by the ppo policy, in worlds drawn by the tile locator",
+    "the strongest bot shipped: extended PIMC guided by the ppo policy, in worlds drawn by the tile locator",
     ChampionConfig,
     make_champion,
 )
@@ -396,6 +404,7 @@ __all__ = [
     "LocatorWorlds",
     "Evaluator",
     "Rollouts",
+    "ExtendedRollouts",
     "Ismcts",
     "PolicyPrior",
     "PimcConfig",

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tiengow.agents.base import make_agent
+from tiengow_env import _kernels as K
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game
@@ -92,8 +93,8 @@ SEARCH_SPECS = [
     "pimc:8:epsilon=0.5:paired=1",
     "champion:8:locate=0:epsilon=0.3",
     "champion:8:particles=16",
-    "champion:extended=8",
-    "champion:extended=8:locate=0",
+    "champion:8:depth=0",
+    "champion:8:locate=0:depth=0",
 ]
 
 
@@ -242,14 +243,66 @@ def test_champion_ranks_by_its_pimc_values_plus_the_weighted_log_policy():
         explained = prior.explain(observation, mask)
         probabilities = dict(zip(explained["actions"], explained["values"]))
         bonus = 2 * np.log([probabilities[a] for a in game.legal_actions()])
-        expected = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
+        expected = S.pimc_extended_details(game, 16, seed=40 + k, epsilon=0.5, bonus=bonus)
         actions, scores, chips = make_agent("champion:16:weight=2:locate=0").search(game, 40 + k)
         np.testing.assert_array_equal(actions, expected[0])
         np.testing.assert_array_equal(chips, expected[1])
-        assert int(np.argmax(scores)) == expected[2]
+        assert int(np.argmax(scores)) == expected[2] == int(np.argmax(expected[1] + bonus))
         unguided = make_agent("champion:16:weight=0:locate=0").search(game, 40 + k)
-        plain = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, paired=True)
-        assert int(np.argmax(unguided[1])) == plain[2]
+        assert int(np.argmax(unguided[1])) == int(np.argmax(expected[1]))
+        shallow = S.pimc_details(game, 16, seed=40 + k, epsilon=0.5, halving=True, bonus=bonus, paired=True)
+        actions, scores, chips = make_agent("champion:16:weight=2:locate=0:depth=0").search(game, 40 + k)
+        np.testing.assert_array_equal(chips, shallow[1])
+        assert int(np.argmax(scores)) == shallow[2]
+
+
+def _one_world(game: Game) -> tuple[np.ndarray, np.ndarray]:
+    """A belief that holds one world: the true deal."""
+    return game.state[None].copy(), np.ones(1)
+
+
+def _playout(game: Game, world: np.ndarray, action: int, epsilon: float, stream: int) -> float:
+    """The acting seat's chips when ``action`` is played in ``world`` and the hand finished by
+    the rollouts' policy on the random stream ``stream``."""
+    tables = S.Workspace(game.rules).tables
+    scratch = np.zeros(game.combos.num_actions + 64, dtype=np.int64)
+    child = np.zeros_like(world)
+    rng = np.array([stream], dtype=np.uint64)
+    return SK.rollout(world, action, game.to_act, epsilon, tables.table, tables.rules, rng, scratch, child)
+
+
+def test_extended_pimc_finishes_a_world_alone_in_its_information_set_as_a_rollout():
+    """With one world no information set of the next decision holds a second world to choose
+    by: each action's value is the world's plain rollout, on the world's own random stream."""
+    for k, game in enumerate(decision_points(4, seed=21)):
+        rng = S._rng(70 + k)
+        K.rand_below(rng, SK.EPSILON_UNIT)  # the kernel's draw of the world from the pool
+        stream = int(K.splitmix64(rng[0]) | np.uint64(1))
+        actions, means, _ = S.pimc_extended_details(game, 1, seed=70 + k, epsilon=0.5, worlds=_one_world(game))
+        expected = [_playout(game, game.state, a, 0.5, stream) for a in actions]
+        np.testing.assert_array_equal(means, expected)
+
+
+def test_extended_pimc_chooses_the_next_decision_by_the_worlds_of_its_information_set():
+    """Greedy rollouts in copies of one world all reach the seat's next decision by the same
+    moves: one information set, so every action is worth the best next action's playout."""
+    checked = 0
+    for k, game in enumerate(decision_points(6, seed=22)):
+        actions, means, _ = S.pimc_extended_details(game, 8, seed=k, epsilon=0.0, worlds=_one_world(game))
+        seat = game.to_act
+        for action, mean in zip(actions, means):
+            mid = game.clone()
+            mid.step(int(action))
+            scratch = np.zeros(mid.combos.num_actions + 64, dtype=np.int64)
+            while not mid.is_over and mid.to_act != seat:  # the others by the rollouts' greedy policy
+                mid.step(int(K.greedy_action(mid.state, mid.combos.table, mid.combos.rules_array, scratch)))
+            if mid.is_over:
+                assert mean == mid.net()[seat]
+                continue
+            best = max(_playout(mid, mid.state, b, 0.0, 1) for b in mid.legal_actions())
+            assert mean == best
+            checked += 1
+    assert checked >= 6
 
 
 def test_a_bonus_that_dwarfs_the_values_decides():
@@ -363,8 +416,9 @@ def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
         ("search:2", "Rollouts", {"samples": 2000}),
         ("ismcts", "Ismcts", {"iterations": 1000}),
         ("ismcts:50", "Ismcts", {"iterations": 50}),
-        ("champion", "Rollouts", {"samples": 2200, "particles": 512}),
-        ("champion:16:locate=0", "Rollouts", {"samples": 16}),
+        ("champion", "ExtendedRollouts", {"samples": 1200, "particles": 512}),
+        ("champion:16:locate=0", "ExtendedRollouts", {"samples": 16}),
+        ("champion:2200:depth=0", "Rollouts", {"samples": 2200, "particles": 512}),
     ],
 )
 def test_search_specs(spec, evaluator, budget):

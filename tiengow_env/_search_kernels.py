@@ -427,7 +427,9 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
     it by the same public moves form one information set, and every legal action there is
     played out. The action chosen for an information set is the best on average over half its
     worlds and valued on the other half (and the other way round), so that the maximum's noise
-    does not inflate the value; a world alone in its set is finished by ``finish_world``."""
+    does not inflate the value; a world alone in its set is finished by ``finish_world``.
+    ``settings.halving`` and ``settings.paired`` are not read. Writes ``out`` (``PimcOut``: every
+    action's worlds are ``settings.samples``, its rounds 1) and returns the rollouts played."""
     table, rules, face_up = tables.table, tables.rules, tables.face_up
     pool, cdf = worlds.pool, worlds.cdf
     count = actions.shape[0]
@@ -457,6 +459,7 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
     values = np.empty((samples, width), dtype=np.float64)
     sums = np.empty((2, width), dtype=np.float64)
     members = np.zeros(2, dtype=np.int64)
+    played = 0
     for i in range(count):
         for w in range(samples):
             rng[0] = starts[w]
@@ -479,9 +482,11 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
             finish_world(child, settings.epsilon, table, rules, rng, scratch)
             plain[w] = chips(child, seat)
             counts[w] = 0
+            played += 1
             if mid[S_PHASE] != PHASE_OVER:
                 n = K.legal_actions(mid, table, rules, legal)
                 counts[w] = n
+                played += n
                 for j in range(n):
                     rng[0] = start
                     values[w, j] = rollout(mid, legal[j], seat, settings.epsilon, table, rules, rng, scratch, child)
@@ -511,6 +516,7 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
         out.means[i] = total / samples
         out.worlds[i] = samples
         out.rounds[i] = 1
+    return played
 
 
 # ----------------------------------------------------------------------------- ISMCTS

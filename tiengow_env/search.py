@@ -13,6 +13,10 @@ that differ only in tiles hidden from the seat give the same values for the same
   calls get the most. With ``paired=True`` every action of a world is finished with the same
   random numbers (common random numbers), so the rollouts' own noise largely cancels in the
   comparison. ``pimc_details`` also takes a prior's ``bonus`` per action and given ``worlds``.
+* ``pimc_extended_details(game, samples)``: extended PIMC at depth one, which ``champion`` runs:
+  in each world the other seats move up to the seat's next decision, and that decision is made
+  once for each information set the worlds reach, by the worlds that share it, not once per
+  world, so the search no longer credits itself with knowing the hidden tiles one move ahead.
 * ``sample_worlds(game, samples)``: worlds as the searches deal them, and
   ``location_log_weights(worlds, ...)``: how likely each world's placing of the hidden tiles is
   under a learned model of where each tile lies (``champion`` draws its worlds by it).
@@ -67,7 +71,7 @@ class Workspace:
             counter=np.zeros(1, dtype=np.int64),
         )
         self._tree = SK.Tree(np.zeros((0, 5), dtype=np.int64), np.zeros((0, 3), dtype=np.float64))
-        self.rollouts = 0  # rollouts the PIMC searches of this workspace have played, one per world and action
+        self.rollouts = 0  # playouts to the end of the hand the PIMC searches of this workspace have played
 
     def tree(self, iterations: int) -> SK.Tree:
         """ISMCTS node arrays for ``iterations`` iterations (one node each, plus the root)."""
@@ -137,17 +141,7 @@ def pimc_details(
     draw its worlds from those states by their weights (a belief over worlds), not afresh."""
     _check(game, epsilon, samples=samples)
     ws = _workspace(game, workspace)
-    actions = np.array(game.legal_actions(), dtype=np.int64)
-    if bonus is None:
-        bonus = np.zeros(len(actions))
-    bonus = np.asarray(bonus, dtype=np.float64)
-    if bonus.shape != actions.shape or not np.all(np.isfinite(bonus)):
-        raise ValueError(
-            f"bonus must hold a finite number for each of the {len(actions)} legal actions, got shape {bonus.shape}"
-        )
-    out = SK.PimcOut(
-        np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64), np.zeros(len(actions), dtype=np.int64)
-    )
+    actions, bonus, out = _actions_bonus_out(game, bonus)
     settings = SK.PimcSettings(samples, float(epsilon), bool(halving), bool(paired))
     SK.pimc_values(game.state, game.to_act, actions, bonus, settings, _pool(worlds), ws.tables, _rng(seed), out)
     ws.rollouts += int(out.worlds.sum())  # the kernel counts each action's worlds: what tiengow bench reads
@@ -167,15 +161,28 @@ def pimc_extended_details(
     seat's next decision is made once per information set, over the worlds that share it."""
     _check(game, epsilon, samples=samples)
     ws = _workspace(game, workspace)
+    actions, bonus, out = _actions_bonus_out(game, bonus)
+    settings = SK.PimcSettings(samples, float(epsilon), False, True)
+    ws.rollouts += SK.pimc_extended(
+        game.state, game.to_act, actions, settings, _pool(worlds), ws.tables, _rng(seed), out
+    )
+    return actions, out.means, int(np.argmax(out.means + bonus))
+
+
+def _actions_bonus_out(game: Game, bonus: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, SK.PimcOut]:
+    """The legal actions, the checked ``bonus`` for them (zeros for none) and a ``PimcOut``."""
     actions = np.array(game.legal_actions(), dtype=np.int64)
-    bonus = np.zeros(len(actions)) if bonus is None else np.asarray(bonus, dtype=np.float64)
+    if bonus is None:
+        bonus = np.zeros(len(actions))
+    bonus = np.asarray(bonus, dtype=np.float64)
+    if bonus.shape != actions.shape or not np.all(np.isfinite(bonus)):
+        raise ValueError(
+            f"bonus must hold a finite number for each of the {len(actions)} legal actions, got shape {bonus.shape}"
+        )
     out = SK.PimcOut(
         np.zeros(len(actions)), np.zeros(len(actions), dtype=np.int64), np.zeros(len(actions), dtype=np.int64)
     )
-    settings = SK.PimcSettings(samples, float(epsilon), False, True)
-    SK.pimc_extended(game.state, game.to_act, actions, settings, _pool(worlds), ws.tables, _rng(seed), out)
-    ws.rollouts += int(out.worlds.sum())
-    return actions, out.means, int(np.argmax(out.means + bonus))
+    return actions, bonus, out
 
 
 def _pool(worlds: tuple[np.ndarray, np.ndarray] | None) -> SK.Worlds:
