@@ -41,6 +41,7 @@ from threadpoolctl import ThreadpoolController
 from tiengow_env.game import Game
 from tiengow_env.rules import RuleSet
 from tiengow_env.search import (
+    MAX_EXTENDED_WORLDS,
     Workspace,
     ismcts_values,
     location_log_weights,
@@ -359,6 +360,11 @@ def make_champion(
         policy = make_ppo_agent(config.prior, rules, seed)
     except ValueError as err:
         raise ValueError(f"champion: prior={config.prior}: {err}" if config.prior else str(err)) from None
+    if config.depth and config.samples > MAX_EXTENDED_WORLDS:
+        raise ValueError(
+            f"champion: with depth=1 samples is at most {MAX_EXTENDED_WORLDS:,} (extended PIMC holds every "
+            f"world in memory); got {config.samples:,} (depth=0 takes more)"
+        )
     if config.locator is not None and config.locate == 0:
         raise ValueError("champion: locator=PATH is read only with locate > 0; got locate=0")
     if sampler is None and config.locate > 0:

@@ -7,8 +7,8 @@ one core, CPU time, the best of ``--passes`` passes over the positions:
    them (``Workspace.rollouts``): the search's cost per rollout.
 2. The parts of ``champion``'s decision, each timed where the bot calls it: the prior's network
    (``PolicyPrior.bonus``), the particles (``sample_worlds``), the locator's network
-   (``Locator.logits``), its weights (``location_log_weights``), and the PIMC call
-   (``pimc_details``).
+   (``Locator.logits``), its weights (``location_log_weights``), and the search's call
+   (``pimc_extended_details``; records before issue 49's extended PIMC timed ``pimc_details``).
 3. The kernels inside the PIMC kernel, timed in compiled loops over worlds drawn at the same
    positions: drawing a world (``deal_world_with``, as ``pimc_values`` draws them); one rollout
    as ``search`` plays it (``rollout``: the action, then ``finish_world`` with a uniformly random
@@ -131,7 +131,7 @@ def champion_parts(games: list) -> dict[str, float]:
         stack.enter_context(_timed(bots, "sample_worlds", spent, "particles (sample_worlds)"))
         stack.enter_context(_timed(bot.sampler.locator, "logits", spent, "locator network (Locator.logits)"))
         stack.enter_context(_timed(bots, "location_log_weights", spent, "locator weights (location_log_weights)"))
-        stack.enter_context(_timed(bots, "pimc_details", spent, "PIMC (pimc_details)"))
+        stack.enter_context(_timed(bots, "pimc_extended_details", spent, "extended PIMC (pimc_extended_details)"))
         start = time.process_time()
         for seed, game in enumerate(games):
             bot.search(game, seed)

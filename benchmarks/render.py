@@ -272,7 +272,8 @@ PROFILE_ROWS = (
 
 def render_profile(results: Path, options: dict[str, str]) -> str:
     """Search profiles side by side, one column a record: option ``records`` names them
-    (comma-separated file stems under ``results``, oldest first); then ``champion``'s parts."""
+    (comma-separated file stems under ``results``, oldest first); then ``champion``'s parts (those
+    of any record)."""
     stems = [s for s in options.get("records", "").split(",") if s]
     if not stems:
         raise ValueError("table:profile needs records=STEM,STEM,... (files under the results folder)")
@@ -287,7 +288,8 @@ def render_profile(results: Path, options: dict[str, str]) -> str:
         [label] + [fmt.format(v) if (v := value(r, path)) is not None else "" for r in records]
         for label, path, fmt in PROFILE_ROWS
     ]
-    parts = [key for key in records[-1].get("champion_parts_ms", {}) if key != "total"] + ["total"]
+    parts = list(dict.fromkeys(key for r in records for key in r.get("champion_parts_ms", {}) if key != "total"))
+    parts.append("total")  # every record's parts, in the order they first appear: a part a record lacks is blank
     rows += [
         [f"`champion`: {key}, ms"]
         + [f"{v:.2f}" if (v := value(r, ("champion_parts_ms", key))) is not None else "" for r in records]

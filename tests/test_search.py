@@ -281,6 +281,8 @@ def test_extended_pimc_finishes_a_world_alone_in_its_information_set_as_a_rollou
         actions, means, _ = S.pimc_extended_details(game, 1, seed=70 + k, epsilon=0.5, worlds=_one_world(game))
         expected = [_playout(game, game.state, a, 0.5, stream) for a in actions]
         np.testing.assert_array_equal(means, expected)
+    with pytest.raises(ValueError, match="samples is at most 100,000, got 100,001"):
+        S.pimc_extended_details(game, 10**5 + 1)
 
 
 def test_extended_pimc_chooses_the_next_decision_by_the_worlds_of_its_information_set():
@@ -392,6 +394,7 @@ def test_pimc_draws_its_worlds_from_a_given_belief():
         ("champion:8:prior=/no/such.pt", "prior=/no/such.pt: .* does not exist"),
         ("champion:8:locate=0:locator=x.pt", "locator=PATH is read only with locate"),
         ("champion:8:particles=0", "particles is a whole number from 1"),
+        ("champion:200000", "with depth=1 samples is at most 100,000"),
         ("pimc:99999999999999999999", "from 1 to 1,000,000,000"),
         ("search:99999999999999999999", "budget is a number from 0.001 to 1,000,000"),
         ("pimc:8:epsilon=nan", "epsilon is a number from 0.0 to 1.0"),

@@ -44,6 +44,7 @@ from .tiles import NUM_TYPES, TILE_TYPE
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 TABLE_BITS = 15  # transposition-table entries: 2**15 (1 MB of keys), reused across worlds
+MAX_EXTENDED_WORLDS = 10**5  # extended PIMC holds every world and its next actions' values: 1.4 KB each
 
 
 class Workspace:
@@ -160,6 +161,10 @@ def pimc_extended_details(
     """``pimc_details`` by extended PIMC at depth one (``_search_kernels.pimc_extended``): the
     seat's next decision is made once per information set, over the worlds that share it."""
     _check(game, epsilon, samples=samples)
+    if samples > MAX_EXTENDED_WORLDS:
+        raise ValueError(
+            f"extended PIMC holds every world in memory: samples is at most {MAX_EXTENDED_WORLDS:,}, got {samples:,}"
+        )
     ws = _workspace(game, workspace)
     actions, bonus, out = _actions_bonus_out(game, bonus)
     settings = SK.PimcSettings(samples, float(epsilon), False, True)
