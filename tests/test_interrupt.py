@@ -201,6 +201,25 @@ def test_a_second_signal_kills_the_workers_at_once_and_leaves_nothing(tmp_path):
     assert not [pid for pid in children if alive(pid)]
 
 
+def test_sigterm_ends_an_evaluation_and_its_workers(tmp_path):
+    """Outside a trainer SIGTERM ends a command as Ctrl-C does: no traceback, no worker left
+    searching on its own, nothing written."""
+    record = tmp_path / "matches"
+    run = tiengow("eval", "search", "--vs", "expert", "--deals", "400", "--workers", "2", "--record", str(record))
+    deadline = time.monotonic() + 120
+    children: list[str] = []
+    while len(children) < 3 and time.monotonic() < deadline:  # two workers and the resource tracker
+        time.sleep(0.5)
+        children = subprocess.run(["pgrep", "-P", str(run.pid)], capture_output=True, text=True).stdout.split()
+    time.sleep(3.0)  # the workers at their deals
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 143 and "tiengow: terminated" in err and "Traceback" not in err, err
+    time.sleep(1.0)
+    assert not [pid for pid in children if alive(pid)]
+    assert not record.exists() or not os.listdir(record)
+
+
 def test_a_locator_stopped_in_its_fit_keeps_every_hand_and_fits_again_on_resume(tmp_path):
     from tiengow.training.interrupt import Interrupted
     from tiengow.training.locator import LocatorConfig, train_locator

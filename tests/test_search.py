@@ -450,6 +450,8 @@ def test_explain_gives_a_value_per_searched_action():
         "test_search.py::test_endgame_solver_matches_brute_force_on_the_reference_engine[micro-8]",
         "test_search.py::test_halving_with_two_actions_is_plain_pimc_and_with_more_keeps_its_best",
         "test_search.py::test_pimc_draws_its_worlds_from_a_given_belief",
+        "test_search.py::test_extended_pimc_finishes_a_world_alone_in_its_information_set_as_a_rollout",
+        "test_search.py::test_extended_pimc_chooses_the_next_decision_by_the_worlds_of_its_information_set",
         pytest.param(
             "test_search.py::test_paired_rollouts_change_nothing_without_randomness_and_steady_the_comparison",
             marks=pytest.mark.slow,

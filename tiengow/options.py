@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -30,12 +32,22 @@ OPTIONAL_EXTRAS = {
 }
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM outside a trainer (which stops with a checkpoint, ``training/interrupt.py``): the
+    command ends as at Ctrl-C, its worker processes killed (``agents/infra.worker_pool``)."""
+
+
+def _terminate(number: int, frame: object) -> None:
+    raise Terminated
+
+
 def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
     """The exit status of ``work()``, every error a line on stderr beginning ``PROG: `` and never
     a traceback: ValueError (written for people) as ``error:`` (2; with ``TIENGOW_DEBUG=1``, after
     the traceback of the error it wraps, such as a plugin's own), a missing optional
     dependency with the pip command that brings it (2), a trainer stopped by a signal with its
-    checkpoint and resume command (128 + the signal), Ctrl-C elsewhere as ``interrupted`` (130), the
+    checkpoint and resume command (128 + the signal), Ctrl-C elsewhere as ``interrupted`` (130) and
+    SIGTERM as ``terminated`` (143), each with the command's worker processes killed, the
     reader of our output gone as quiet (141), the system refusing a file as ``error:`` (1),
     anything else as ``internal error`` (70; the traceback with ``TIENGOW_DEBUG=1``). A standard
     stream that was closed (``<&-``, Python's None) reads as empty and writes to nowhere."""
@@ -44,6 +56,8 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
             setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115  (for the whole run)
     from tiengow.training.interrupt import Interrupted
 
+    main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
+    previous = signal.signal(signal.SIGTERM, _terminate) if main else None
     try:
         return work() or 0
     except Interrupted as stop:  # a trainer stopped by SIGINT or SIGTERM, its checkpoint written
@@ -63,6 +77,9 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
             file=sys.stderr,
         )
         return 2
+    except Terminated:
+        print(f"{prog}: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
@@ -85,6 +102,9 @@ def run_for_people(prog: str, work: Callable[[], int | None]) -> int:
             file=sys.stderr,
         )
         return 70  # EX_SOFTWARE
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 INT64_MAX = 2**63 - 1  # every count and seed ends up in a 64-bit integer of numpy or the compiled core

@@ -450,19 +450,18 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
     for w in range(samples):  # each world its own stream of rollout draws
         starts[w] = K.splitmix64(K._add64(base, np.uint64(w))) | np.uint64(1)
     child = np.empty(S_LEN, dtype=np.int64)
-    mid = np.empty(S_LEN, dtype=np.int64)
+    mids = np.empty((samples, S_LEN), dtype=np.int64)
+    rest = np.empty(samples, dtype=np.uint64)
     scratch = np.empty(width, dtype=np.int64)
     legal = np.empty(width, dtype=np.int64)
     keys = np.empty(samples, dtype=np.int64)
-    counts = np.empty(samples, dtype=np.int64)
-    plain = np.empty(samples, dtype=np.float64)
     values = np.empty((samples, width), dtype=np.float64)
     sums = np.empty((2, width), dtype=np.float64)
-    members = np.zeros(2, dtype=np.int64)
     played = 0
     for i in range(count):
-        for w in range(samples):
+        for w in range(samples):  # each world up to the seat's next decision, keyed by the public moves
             rng[0] = starts[w]
+            mid = mids[w]
             for k in range(S_LEN):
                 mid[k] = drawn[w, k]
             K.step(mid, actions[i], table, rules)
@@ -476,42 +475,36 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
                 key = (key * 1009 + actor * (width + 1) + edge + 1) % KEY_PRIME
                 K.step(mid, action, table, rules)
             keys[w] = key
-            start = rng[0]
-            for k in range(S_LEN):
-                child[k] = mid[k]
-            finish_world(child, settings.epsilon, table, rules, rng, scratch)
-            plain[w] = chips(child, seat)
-            counts[w] = 0
-            played += 1
-            if mid[S_PHASE] != PHASE_OVER:
-                n = K.legal_actions(mid, table, rules, legal)
-                counts[w] = n
-                played += n
-                for j in range(n):
-                    rng[0] = start
-                    values[w, j] = rollout(mid, legal[j], seat, settings.epsilon, table, rules, rng, scratch, child)
+            rest[w] = rng[0]
         order = np.argsort(keys, kind="mergesort")
         total = 0.0
         first = 0
-        while first < samples:
+        while first < samples:  # one information set (a run of equal keys) at a time
             last = first
             while last + 1 < samples and keys[order[last + 1]] == keys[order[first]]:
                 last += 1
-            n = counts[order[first]]
+            n = 0
+            if last > first and mids[order[first], S_PHASE] != PHASE_OVER:
+                n = K.legal_actions(mids[order[first]], table, rules, legal)
             sums[:, :n] = 0.0
-            members[:] = 0
-            for m in range(first, last + 1):
-                half = (m - first) % 2
-                members[half] += 1
-                for j in range(n):
-                    sums[half, j] += values[order[m], j]
             for m in range(first, last + 1):
                 w = order[m]
-                other = 1 - (m - first) % 2
-                if n == 0 or members[other] == 0 or counts[w] != n:
-                    total += plain[w]
-                else:
-                    total += values[w, np.argmax(sums[other, :n])]
+                for j in range(n):
+                    rng[0] = rest[w]
+                    values[w, j] = rollout(mids[w], legal[j], seat, settings.epsilon, table, rules, rng, scratch, child)
+                    sums[(m - first) % 2, j] += values[w, j]
+                played += n
+            for m in range(first, last + 1):
+                w = order[m]
+                if n:  # the best over the other half of the set's worlds
+                    total += values[w, np.argmax(sums[1 - (m - first) % 2, :n])]
+                else:  # alone in its set, or the hand over: finished by the rollouts
+                    rng[0] = rest[w]
+                    for k in range(S_LEN):
+                        child[k] = mids[w, k]
+                    finish_world(child, settings.epsilon, table, rules, rng, scratch)
+                    total += chips(child, seat)
+                    played += 1
             first = last + 1
         out.means[i] = total / samples
         out.worlds[i] = samples

@@ -44,7 +44,7 @@ from .tiles import NUM_TYPES, TILE_TYPE
 
 _TILE_TYPE = TILE_TYPE.astype(np.int64)
 TABLE_BITS = 15  # transposition-table entries: 2**15 (1 MB of keys), reused across worlds
-MAX_EXTENDED_WORLDS = 10**5  # extended PIMC holds every world and its next actions' values: 1.4 KB each
+MAX_EXTENDED_WORLDS = 10**5  # extended PIMC holds each world, its next decision and the values there: 2.2 KB a world
 
 
 class Workspace:
