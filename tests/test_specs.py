@@ -104,6 +104,7 @@ def test_agents_json_has_the_keys_the_docs_read(capsys):
         "particles",
         "locator",
         "prior",
+        "depth",
     ]
 
 
