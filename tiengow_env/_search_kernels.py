@@ -424,10 +424,11 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
 
     Every action is played in the same ``settings.samples`` worlds (paired). In each, the other
     seats move by ``finish_world``'s policy up to ``seat``'s next decision; the worlds that reach
-    it by the same public moves form one information set, and every legal action there is
-    played out. The action chosen for an information set is the best on average over half its
-    worlds and valued on the other half (and the other way round), so that the maximum's noise
-    does not inflate the value; a world alone in its set is finished by ``finish_world``.
+    it by the same public moves form one information set. In a set of two worlds or more every
+    legal action there is played out in each world, and the action chosen for the set is the
+    best on average over half its worlds, valued on the other half (and the other way round), so
+    that the maximum's noise does not inflate the value. A world alone in its set, or where the
+    hand is over, is finished by ``finish_world``.
     ``settings.halving`` and ``settings.paired`` are not read. Writes ``out`` (``PimcOut``: every
     action's worlds are ``settings.samples``, its rounds 1) and returns the rollouts played."""
     table, rules, face_up = tables.table, tables.rules, tables.face_up
@@ -484,8 +485,8 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
             while last + 1 < samples and keys[order[last + 1]] == keys[order[first]]:
                 last += 1
             n = 0
-            if last > first and mids[order[first], S_PHASE] != PHASE_OVER:
-                n = K.legal_actions(mids[order[first]], table, rules, legal)
+            if last > first and mids[order[first], S_PHASE] != PHASE_OVER:  # the set's legal actions:
+                n = K.legal_actions(mids[order[first]], table, rules, legal)  # the hand and public moves decide them
             sums[:, :n] = 0.0
             for m in range(first, last + 1):
                 w = order[m]
