@@ -146,9 +146,14 @@ class Rollouts:
             worlds=worlds,
             workspace=workspace,
         )
-        scores = np.zeros(len(actions))
-        scores[best] = 1.0
-        return actions, scores, chips
+        return _preferring(actions, chips, best)
+
+
+def _preferring(actions: np.ndarray, chips: np.ndarray, best: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(actions, a score of 1 for the preferred one and 0 for the rest, chips): a PIMC evaluation."""
+    scores = np.zeros(len(actions))
+    scores[best] = 1.0
+    return actions, scores, chips
 
 
 @dataclass
@@ -172,9 +177,7 @@ class ExtendedRollouts:
         actions, chips, best = pimc_extended_details(
             game, self.samples, seed, self.epsilon, bonus=bonus, worlds=worlds, workspace=workspace
         )
-        scores = np.zeros(len(actions))
-        scores[best] = 1.0
-        return actions, scores, chips
+        return _preferring(actions, chips, best)
 
 
 @dataclass

@@ -313,18 +313,24 @@ def finish_world(state, epsilon, table, rules, rng, scratch):
     threshold = np.int64(epsilon * EPSILON_UNIT)
     x = rng[0]
     while state[S_PHASE] != PHASE_OVER:
-        explore = False
-        if threshold > 0:
-            x = K.xorshift(x)
-            explore = K.below(x, EPSILON_UNIT) < threshold
-        if explore:
-            n = K.legal_actions(state, table, rules, scratch)
-            x = K.xorshift(x)
-            action = scratch[K.below(x, n)]
-        else:
-            action = K.greedy_action(state, table, rules, scratch)
+        action, x = rollout_action(state, threshold, table, rules, x, scratch)
         K.step(state, action, table, rules)
     rng[0] = x
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def rollout_action(state, threshold, table, rules, x, scratch):
+    """(action, the generator's next state): one decision of ``finish_world``'s policy from
+    generator state ``x``, uniformly random with probability ``threshold / EPSILON_UNIT``."""
+    explore = False
+    if threshold > 0:
+        x = K.xorshift(x)
+        explore = K.below(x, EPSILON_UNIT) < threshold
+    if explore:
+        n = K.legal_actions(state, table, rules, scratch)
+        x = K.xorshift(x)
+        return scratch[K.below(x, n)], x
+    return K.greedy_action(state, table, rules, scratch), x
 
 
 @njit(cache=True, _nrt=False)  # a call per rollout, no reference counting: see _kernels' docstring
@@ -399,24 +405,6 @@ def pimc_values(state, seat, actions, bonus, settings, worlds, tables, rng, out)
 KEY_PRIME = (1 << 40) - 87  # the hash of a public sequence, kept below 2**40 so that key * 1009 fits
 
 
-@njit(cache=True, inline="always", _nrt=False)
-def _rollout_action(state, threshold, table, rules, rng, scratch):
-    """One decision of ``finish_world``'s policy."""
-    x = rng[0]
-    explore = False
-    if threshold > 0:
-        x = K.xorshift(x)
-        explore = K.below(x, EPSILON_UNIT) < threshold
-    if explore:
-        n = K.legal_actions(state, table, rules, scratch)
-        x = K.xorshift(x)
-        action = scratch[K.below(x, n)]
-    else:
-        action = K.greedy_action(state, table, rules, scratch)
-    rng[0] = x
-    return action
-
-
 @njit(cache=True)
 def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
     """Extended PIMC at depth one [ASC24]: each action's value when ``seat``'s next decision is
@@ -469,7 +457,7 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
             key = np.int64(0)
             while mid[S_PHASE] != PHASE_OVER and mid[S_TO_ACT] != seat:
                 actor = mid[S_TO_ACT]
-                action = _rollout_action(mid, threshold, table, rules, rng, scratch)
+                action, rng[0] = rollout_action(mid, threshold, table, rules, rng[0], scratch)
                 edge = action
                 if not face_up and C <= action < C + NUM_TYPES:
                     edge = width  # a face-down discard: its tile is hidden
