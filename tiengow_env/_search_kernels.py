@@ -485,9 +485,7 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
                 played += n
             for m in range(first, last + 1):
                 w = order[m]
-                if n and settings.halving:  # experiment: the best over the set's other worlds
-                    total += values[w, np.argmax(sums[0, :n] + sums[1, :n] - values[w, :n])]
-                elif n:  # the best over the other half of the set's worlds
+                if n:  # the best over the other half of the set's worlds
                     total += values[w, np.argmax(sums[1 - (m - first) % 2, :n])]
                 else:  # alone in its set, or the hand over: finished by the rollouts
                     rng[0] = rest[w]
