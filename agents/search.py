@@ -166,7 +166,6 @@ class ExtendedRollouts:
 
     samples: int
     epsilon: float = 0.0
-    reply: float | None = None
 
     @property
     def budget(self) -> dict[str, int]:
@@ -176,7 +175,7 @@ class ExtendedRollouts:
         self, game: Game, seed: int, workspace: Workspace, worlds: Worlds | None, bonus: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         actions, chips, best = pimc_extended_details(
-            game, self.samples, seed, self.epsilon, bonus=bonus, worlds=worlds, workspace=workspace, reply=self.reply
+            game, self.samples, seed, self.epsilon, bonus=bonus, worlds=worlds, workspace=workspace
         )
         return _preferring(actions, chips, best)
 
@@ -350,9 +349,6 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    reply: float = ranged(-1.0, -1.0, 1.0)
-    """experiment (issue 49): epsilon of the others' moves up to the seat's next decision in
-    extended PIMC (-1: epsilon's)"""
     depth: int = ranged(1, 0, 1)
     """1: extended PIMC, the seat's next decision made once per information set (issue 49's
     screen, benchmarks/results/experiments/extended.json); 0: plain PIMC by sequential halving"""
@@ -384,7 +380,7 @@ def make_champion(
         rules,
         seed,
         sampler or UniformWorlds(),
-        ExtendedRollouts(config.samples, config.epsilon, None if config.reply < 0 else config.reply)
+        ExtendedRollouts(config.samples, config.epsilon)
         if config.depth
         else Rollouts(config.samples, config.epsilon, halving=True, paired=True),
         PolicyPrior(policy, config.weight),

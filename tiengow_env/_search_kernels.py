@@ -406,7 +406,7 @@ KEY_PRIME = (1 << 40) - 87  # the hash of a public sequence, kept below 2**40 so
 
 
 @njit(cache=True)
-def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out, reply):
+def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out):
     """Extended PIMC at depth one [ASC24]: each action's value when ``seat``'s next decision is
     made once for each of its information sets, not once for each world.
 
@@ -425,7 +425,7 @@ def pimc_extended(state, seat, actions, settings, worlds, tables, rng, out, repl
     samples = settings.samples
     C = rules[R_COMBOS]
     width = C + NUM_TYPES + 2
-    threshold = np.int64(reply * EPSILON_UNIT)  # experiment: the others' moves up to the next decision
+    threshold = np.int64(settings.epsilon * EPSILON_UNIT)
     drawn = np.empty((samples, S_LEN), dtype=np.int64)
     starts = np.empty(samples, dtype=np.uint64)
     bits = np.empty(32, dtype=np.int64)

@@ -157,7 +157,6 @@ def pimc_extended_details(
     bonus: np.ndarray | None = None,
     worlds: tuple[np.ndarray, np.ndarray] | None = None,
     workspace: Workspace | None = None,
-    reply: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """``pimc_details`` by extended PIMC at depth one (``_search_kernels.pimc_extended``): the
     seat's next decision is made once per information set, over the worlds that share it."""
@@ -170,8 +169,7 @@ def pimc_extended_details(
     actions, bonus, out = _actions_bonus_out(game, bonus)
     settings = SK.PimcSettings(samples, float(epsilon), False, True)
     ws.rollouts += SK.pimc_extended(
-        game.state, game.to_act, actions, settings, _pool(worlds), ws.tables, _rng(seed), out,
-        float(epsilon if reply is None else reply),
+        game.state, game.to_act, actions, settings, _pool(worlds), ws.tables, _rng(seed), out
     )
     return actions, out.means, int(np.argmax(out.means + bonus))
 
