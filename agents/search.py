@@ -44,6 +44,7 @@ from tiengow_env.search import (
     MAX_EXTENDED_WORLDS,
     Workspace,
     ismcts_values,
+    located_worlds,
     location_log_weights,
     pimc_details,
     pimc_extended_details,
@@ -88,18 +89,22 @@ class LocatorWorlds:
     locator: Locator
     power: float
     particles: int
+    exact: bool = False
 
     @property
     def budget(self) -> dict[str, int]:
         return {"particles": self.particles}
 
     def worlds(self, game: Game, seed: int, workspace: Workspace) -> Worlds | None:
-        states = sample_worlds(game, self.particles, seed=seed, workspace=workspace)
         try:
             with _THREADS.limit(limits=1, user_api="blas"):
                 logits = self.locator.logits(game)
         except ValueError:  # no history to read: the state was set from outside
             return None
+        if self.exact:  # experiment (issue 49)
+            states = located_worlds(game, self.particles, logits, self.power, seed=seed, workspace=workspace)
+            return states, np.ones(len(states))
+        states = sample_worlds(game, self.particles, seed=seed, workspace=workspace)
         log_weights = self.power * location_log_weights(states, game.to_act, game.players, logits)
         top = log_weights.max()
         if not np.isfinite(top) or np.all(log_weights == top):
@@ -349,6 +354,9 @@ class ChampionConfig:
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
+    exact: int = ranged(0, 0, 1)
+    """experiment (issue 49): 1: particles worlds drawn exactly from the locator's belief, not
+    uniform worlds weighed by it"""
     depth: int = ranged(1, 0, 1)
     """1: extended PIMC, the seat's next decision made once per information set (issue 49's
     screen, benchmarks/results/experiments/extended.json); 0: plain PIMC by sequential halving"""
@@ -375,7 +383,7 @@ def make_champion(
             locator = make_locator(config.locator, rules)
         except ValueError as err:
             raise ValueError(f"champion: locator={config.locator}: {err}" if config.locator else str(err)) from None
-        sampler = LocatorWorlds(locator, config.locate, config.particles)
+        sampler = LocatorWorlds(locator, config.locate, config.particles, bool(config.exact))
     return SearchAgent(
         rules,
         seed,

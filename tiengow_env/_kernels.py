@@ -953,23 +953,30 @@ def determinize_with(state, seat, face_up, rules, rng, bits, out):
             for _ in range(popcount(state[S_DOWN + s])):
                 down |= np.int64(1) << bits[k]
                 k += 1
-        out[S_HAND + s] = hand
-        out[S_DOWN + s] = down
-        out[S_DEALT + s] = hand | down | state[S_UP + s]
-        # the trick on the table: its face-up tiles, and as many face-down ones as the seat put
-        # down in it (which of the dealt-again tiles they are is as arbitrary as the deal), so
-        # that the world's information state is the seat's
-        table = state[S_TABLE + s] & state[S_UP + s]
-        on_table = state[S_TABLE + s] & state[S_DOWN + s]
-        if face_up:
-            table |= on_table
-        else:
-            spare = down
-            for _ in range(popcount(on_table)):
-                low = spare & -spare
-                table |= low
-                spare ^= low
-        out[S_TABLE + s] = table
+        place_hidden(state, s, hand, down, face_up, out)
+
+
+@njit(cache=True, inline="always")
+def place_hidden(state, s, hand, down, face_up, out):
+    """Seat ``s``'s hidden tiles in a world ``out`` dealt again from ``state``: its ``hand``,
+    its face-down tiles ``down`` (``state``'s own when discards are face up), and what follows."""
+    out[S_HAND + s] = hand
+    out[S_DOWN + s] = down
+    out[S_DEALT + s] = hand | down | state[S_UP + s]
+    # the trick on the table: its face-up tiles, and as many face-down ones as the seat put
+    # down in it (which of the dealt-again tiles they are is as arbitrary as the deal), so
+    # that the world's information state is the seat's
+    table = state[S_TABLE + s] & state[S_UP + s]
+    on_table = state[S_TABLE + s] & state[S_DOWN + s]
+    if face_up:
+        table |= on_table
+    else:
+        spare = down
+        for _ in range(popcount(on_table)):
+            low = spare & -spare
+            table |= low
+            spare ^= low
+    out[S_TABLE + s] = table
 
 
 # ----------------------------------------------------------------------------- observations

@@ -41,6 +41,7 @@ from .layout import (
     S_BONUS,
     S_COLS,
     S_DOOMED,
+    S_DOWN,
     S_HAND,
     S_LEADER,
     S_LEN,
@@ -167,6 +168,12 @@ def deal_world(state, seat, face_up, table, rules, rng, out):
 def deal_world_with(state, seat, face_up, table, rules, rng, bits, out):
     """``deal_world``, shuffling in the caller's ``bits`` (32 entries)."""
     K.determinize_with(state, seat, face_up, rules, rng, bits, out)
+    banker_first_again(state, seat, table, rules, out)
+
+
+@njit(cache=True, inline="always")
+def banker_first_again(state, seat, table, rules, out):
+    """The banker's first-lead flag of world ``out`` worked out from its banker hand."""
     if state[S_BANKER] != seat and state[S_BANKER_FIRST] >= 0:
         first = banker_first_lead(state)
         out[S_BANKER_FIRST] = K.unbeatable_in_own_eyes(out, first, table, rules) if first >= 0 else 0
@@ -178,6 +185,104 @@ def deal_worlds(state, seat, face_up, table, rules, rng, out):
     bits = np.empty(32, dtype=np.int64)
     for i in range(out.shape[0]):
         deal_world_with(state, seat, face_up, table, rules, rng, bits, out[i])
+
+
+LEAST_WEIGHT = 1e-12  # a place's weight for a tile, relative to the tile's likeliest place, at least this
+
+
+@njit(cache=True)
+def deal_located_worlds(state, seat, face_up, log_weights, table, rules, rng, out):
+    """Worlds for ``seat``, one per row of ``out``, drawn exactly from a belief that weighs each
+    hidden tile's place on its own: a world's probability is proportional to the product over
+    the hidden tiles of exp(``log_weights[place, tile]``) (place s: seat s's hand; players + s:
+    its face-down tiles), among the deals the uniform one gives (every place keeps its public
+    size). The belief's mass over the tiles still to place, for every vector of sizes still
+    open, is tabulated once; each tile's place is then drawn by its share of that mass, so the
+    draws are exact and independent: no weights, no repeated worlds. A place's weight for a tile
+    is at least ``LEAST_WEIGHT`` of the tile's likeliest place's (no underflow)."""
+    players = rules[R_PLAYERS]
+    rows = np.empty(2 * MAX_SEATS, dtype=np.int64)  # the places, as rows of log_weights
+    sizes = np.empty(2 * MAX_SEATS, dtype=np.int64)
+    seats = np.empty(2 * MAX_SEATS, dtype=np.int64)
+    m = 0
+    hidden = np.int64(0)
+    for s in range(players):
+        if s == seat:
+            continue
+        hidden |= state[S_HAND + s]
+        rows[m], sizes[m], seats[m] = s, K.popcount(state[S_HAND + s]), s
+        m += 1
+        if not face_up:
+            hidden |= state[S_DOWN + s]
+            rows[m], sizes[m], seats[m] = players + s, K.popcount(state[S_DOWN + s]), s
+            m += 1
+    n = K.popcount(hidden)
+    bits = np.empty(n, dtype=np.int64)
+    for j in range(n):  # in tile order
+        bits[j] = K.lowest_bit(hidden)
+        hidden &= hidden - 1
+    weights = np.empty((n, m), dtype=np.float64)
+    for j in range(n):
+        top = -np.inf
+        for p in range(m):
+            top = max(top, log_weights[rows[p], bits[j]])
+        for p in range(m):
+            weights[j, p] = max(np.exp(log_weights[rows[p], bits[j]] - top), LEAST_WEIGHT)
+    strides = np.empty(m, dtype=np.int64)
+    total = 1
+    for p in range(m):
+        strides[p] = total
+        total *= sizes[p] + 1
+    mass = np.zeros(total)  # mass[c]: the belief's mass of placing the last k tiles, c's sizes open (summing to k)
+    mass[0] = 1.0
+    left = np.empty(m, dtype=np.int64)
+    for c in range(1, total):
+        r, k = c, 0
+        for p in range(m):
+            left[p] = r % (sizes[p] + 1)
+            r //= sizes[p] + 1
+            k += left[p]
+        if k > n:
+            continue
+        z = 0.0
+        for p in range(m):
+            if left[p]:
+                z += weights[n - k, p] * mass[c - strides[p]]
+        mass[c] = z
+    places = np.empty(2 * MAX_SEATS, dtype=np.int64)
+    x = rng[0]
+    for i in range(out.shape[0]):
+        c = total - 1
+        for p in range(m):
+            left[p] = sizes[p]
+            places[p] = 0
+        for j in range(n):
+            x = K.xorshift(x)
+            u = np.float64(x >> np.uint64(11)) * (1.0 / 9007199254740992.0) * mass[c]
+            chosen = -1
+            for p in range(m):
+                if left[p]:
+                    chosen = p
+                    u -= weights[j, p] * mass[c - strides[p]]
+                    if u < 0.0:
+                        break
+            places[chosen] |= np.int64(1) << bits[j]
+            left[chosen] -= 1
+            c -= strides[chosen]
+        world = out[i]
+        for k in range(S_LEN):
+            world[k] = state[k]
+        p = 0
+        while p < m:
+            hand = places[p]
+            down = state[S_DOWN + seats[p]]
+            if not face_up:
+                p += 1
+                down = places[p]
+            K.place_hidden(state, seats[p], hand, down, face_up, world)
+            p += 1
+        banker_first_again(state, seat, table, rules, world)
+    rng[0] = x
 
 
 # ----------------------------------------------------------------------------- exact endgame

@@ -233,6 +233,33 @@ def location_log_weights(worlds: np.ndarray, seat: int, players: int, logits: np
     return log_weights
 
 
+def located_worlds(
+    game: Game, samples: int, logits: np.ndarray, power: float = 1.0, seed: int = 0, workspace: Workspace | None = None
+) -> np.ndarray:
+    """``samples`` worlds for the acting seat drawn exactly from the belief that
+    ``location_log_weights`` scores (its likelihood raised to ``power``), among the worlds
+    ``sample_worlds`` deals: states (samples, S_LEN), each drawn on its own
+    (``_search_kernels.deal_located_worlds``), where weighing uniform worlds leaves few that count."""
+    if game.is_over:
+        raise ValueError("the hand is over: there is nothing to sample")
+    players, seat = game.players, game.to_act
+    if np.shape(logits) != (2 * (players - 1), NUM_TYPES):
+        raise ValueError(f"logits must be of shape ({2 * (players - 1)}, {NUM_TYPES}), got {np.shape(logits)}")
+    if not np.isfinite(power) or power < 0 or not np.all(np.isfinite(logits)):
+        raise ValueError(f"power must be a finite number >= 0 and the logits finite, got power={power!r}")
+    log_weights = np.zeros((2 * players, 32))
+    for r in range(1, players):
+        other = (seat + r) % players
+        log_weights[other] = power * np.asarray(logits[r - 1])[_TILE_TYPE]
+        log_weights[players + other] = power * np.asarray(logits[players - 1 + r - 1])[_TILE_TYPE]
+    ws = _workspace(game, workspace)
+    worlds = np.zeros((samples, S_LEN), dtype=np.int64)
+    SK.deal_located_worlds(
+        game.state, seat, ws.tables.face_up, log_weights, ws.tables.table, ws.tables.rules, _rng(seed), worlds
+    )
+    return worlds
+
+
 def ismcts_values(
     game: Game,
     iterations: int = 1000,
