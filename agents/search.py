@@ -4,8 +4,9 @@
 
 * the **sampler** says which worlds (deals of the tiles hidden from the seat) the search may
   draw: ``UniformWorlds`` (fresh uniform deals, drawn by the evaluator's kernel) or
-  ``LocatorWorlds`` (``particles`` uniform worlds weighted by the tile locator, a network that
-  reads the seat's information state and says where each hidden tile lies; ``agents/locator.py``);
+  ``LocatorWorlds`` (``particles`` worlds drawn from the belief of the tile locator, a network
+  that reads the seat's information state and says where each hidden tile lies;
+  ``agents/locator.py``);
 * the **evaluator** values each action in those worlds: ``Rollouts`` (PIMC: every action
   played out in the same worlds by greedy rollouts with a random action at each decision with
   probability epsilon, optionally paired and by sequential halving; ``tiengow_env.search``),
@@ -81,15 +82,19 @@ class UniformWorlds:
 
 @dataclass
 class LocatorWorlds:
-    """``particles`` uniform worlds, each weighted by its likelihood under the tile locator
-    raised to the power ``power`` (``tiengow_env.search.location_log_weights``): inference
-    learned from hands of ``search`` against itself, where the true tiles are known. Uniform
-    (None) when the locator has nothing to read (a game whose state was set from outside)."""
+    """``particles`` worlds from the tile locator's belief, a world's likelihood the product of
+    its hidden tiles' places under the locator, raised to the power ``power``
+    (``tiengow_env.search.location_log_weights``): inference learned from hands of ``search``
+    against itself, where the true tiles are known. ``exact``: each world drawn from that belief
+    on its own (``tiengow_env.search.located_worlds``); else uniform worlds, each weighted by its
+    likelihood (few of which count: a median effective sample of 18 in 512 on the profiler's
+    positions). Uniform (None) when the locator has nothing to read (a game whose state was set
+    from outside)."""
 
     locator: Locator
     power: float
     particles: int
-    exact: bool = False
+    exact: bool = True
 
     @property
     def budget(self) -> dict[str, int]:
@@ -101,7 +106,7 @@ class LocatorWorlds:
                 logits = self.locator.logits(game)
         except ValueError:  # no history to read: the state was set from outside
             return None
-        if self.exact:  # experiment (issue 49)
+        if self.exact:
             states = located_worlds(game, self.particles, logits, self.power, seed=seed, workspace=workspace)
             return states, np.ones(len(states))
         states = sample_worlds(game, self.particles, seed=seed, workspace=workspace)
@@ -348,15 +353,17 @@ class ChampionConfig:
     """each rollout decision is uniformly random with this probability, else greedy"""
     locate: float = ranged(1.0, 0.0, MAX_NUMBER)
     """the power of the tile locator's likelihood on the worlds (0: uniform worlds)"""
-    particles: int = ranged(512, 1, MAX_WORLDS)
-    """uniform worlds the locator weighs, which the search then draws from"""
+    particles: int = ranged(4096, 1, MAX_WORLDS)
+    """worlds drawn from the locator's belief (with exact=0: uniform worlds it weighs), which the
+    search then draws from"""
     locator: str | None = None
     """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
-    exact: int = ranged(0, 0, 1)
-    """experiment (issue 49): 1: particles worlds drawn exactly from the locator's belief, not
-    uniform worlds weighed by it"""
+    exact: int = ranged(1, 0, 1)
+    """1: the worlds drawn exactly from the locator's belief (issue 49's screen,
+    benchmarks/results/experiments/located.json); 0: uniform worlds weighed by it, the champion
+    before (champion:particles=512:exact=0)"""
     depth: int = ranged(1, 0, 1)
     """1: extended PIMC, the seat's next decision made once per information set (issue 49's
     screen, benchmarks/results/experiments/extended.json); 0: plain PIMC by sequential halving"""

@@ -133,13 +133,18 @@ def test_champion_locate_options():
     for _ in range(10):
         game.step(expert.act(*game.observe()))
     plain, located = make_agent("champion:8:locate=0"), make_agent("champion:8")
+    weighed = make_agent("champion:8:particles=512:exact=0")
     assert plain.sampler.worlds(game, 1, plain.workspace) is None and "particles" not in plain.budget
     states, weights = located.sampler.worlds(game, 1, located.workspace)
+    assert len(states) == 4096 and np.all(weights == 1.0)  # drawn from the belief: nothing to weigh
+    assert len(np.unique(states, axis=0)) > 0.5 * len(states)
+    assert located.budget["particles"] == 4096
+    states, weights = weighed.sampler.worlds(game, 1, weighed.workspace)
     assert len(states) == 512 and weights.max() == 1.0 and weights.min() < 1.0  # the history says something
-    assert located.budget["particles"] == 512
     outside = Game(seed=9)
     outside.state = game.state.copy()  # no history: uniform worlds
     assert located.sampler.worlds(outside, 1, located.workspace) is None
+    assert weighed.sampler.worlds(outside, 1, weighed.workspace) is None
     with pytest.raises(ValueError, match="locator=PATH is read only with locate > 0"):
         make_agent(f"champion:locate=0:locator={DEFAULT_LOCATOR}")
     with pytest.raises(ValueError, match="locate is a number from 0"):

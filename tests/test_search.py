@@ -419,9 +419,9 @@ def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
         ("search:2", "Rollouts", {"samples": 2000}),
         ("ismcts", "Ismcts", {"iterations": 1000}),
         ("ismcts:50", "Ismcts", {"iterations": 50}),
-        ("champion", "ExtendedRollouts", {"samples": 1200, "particles": 512}),
+        ("champion", "ExtendedRollouts", {"samples": 1200, "particles": 4096}),
         ("champion:16:locate=0", "ExtendedRollouts", {"samples": 16}),
-        ("champion:2200:depth=0", "Rollouts", {"samples": 2200, "particles": 512}),
+        ("champion:2200:depth=0:particles=512:exact=0", "Rollouts", {"samples": 2200, "particles": 512}),
     ],
 )
 def test_search_specs(spec, evaluator, budget):

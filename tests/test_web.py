@@ -223,7 +223,7 @@ def test_one_red_dot_is_declared_from_the_page(client, tmp_path):
         ),
         ({"bots": "search:100"}, "asks for samples 100000"),
         ({"bots": "ismcts:20000"}, "asks for iterations 20000"),
-        ({"bots": "champion:16:particles=5000"}, "asks for particles 5000"),
+        ({"bots": "champion:16:particles=20000"}, "asks for particles 20000"),
         ({"bots": "pimc:8:endgame=12"}, "unknown option 'endgame'"),
         ({"bots": "pimc:abc"}, "seat 1: agent 'pimc:abc': samples is a whole number from 1 to"),
         ({"bots": "ppo:sample:sample=1"}, "names a file"),  # the file 'sample', sampled: never opened

@@ -39,7 +39,7 @@ MAX_HANDS = 100
 BUDGET_LIMITS = {  # the most a page's bot may search per decision (``SearchAgent.budget``)
     "samples": 10_000,
     "iterations": 10_000,
-    "particles": 4_000,
+    "particles": 10_000,
 }
 TILE_NAME_LENGTH = 5  # "6-6"; a longer word is no tile name
 
