@@ -6,8 +6,9 @@ one core, CPU time, the best of ``--passes`` passes over the positions:
 1. Each bot's milliseconds per decision, and its rollouts per decision as its own searches count
    them (``Workspace.rollouts``): the search's cost per rollout.
 2. The parts of ``champion``'s decision, each timed where the bot calls it: the prior's network
-   (``PolicyPrior.bonus``), the particles (``sample_worlds``), the locator's network
-   (``Locator.logits``), its weights (``location_log_weights``), and the search's call
+   (``PolicyPrior.bonus``), the locator's network (``Locator.logits``), the particles drawn from
+   its belief (``located_worlds``; records before issue 49's exact draw timed uniform particles,
+   ``sample_worlds``, and their weights, ``location_log_weights``), and the search's call
    (``pimc_extended_details``; records before issue 49's extended PIMC timed ``pimc_details``).
 3. The kernels inside the PIMC kernel, timed in compiled loops over worlds drawn at the same
    positions: drawing a world (``deal_world_with``, as ``pimc_values`` draws them); one rollout
@@ -129,6 +130,7 @@ def champion_parts(games: list) -> dict[str, float]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(_timed(bot.prior, "bonus", spent, "prior network (log pi of the legal actions)"))
         stack.enter_context(_timed(bots, "sample_worlds", spent, "particles (sample_worlds)"))
+        stack.enter_context(_timed(bots, "located_worlds", spent, "particles (located_worlds)"))
         stack.enter_context(_timed(bot.sampler.locator, "logits", spent, "locator network (Locator.logits)"))
         stack.enter_context(_timed(bots, "location_log_weights", spent, "locator weights (location_log_weights)"))
         stack.enter_context(_timed(bots, "pimc_extended_details", spent, "extended PIMC (pimc_extended_details)"))

@@ -2,6 +2,7 @@
 engine, searches that never read hidden tiles, scripted positions with one right move,
 ISMCTS against the exact CFR+ strategy of micro, belief weights, and the spec grammar."""
 
+import functools
 import json
 import os
 import subprocess
@@ -16,10 +17,10 @@ from tiengow_env import _kernels as K
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
 from tiengow_env.game import Game
-from tiengow_env.layout import S_ACTED, S_COLS
+from tiengow_env.layout import S_ACTED, S_BANKER_FIRST, S_COLS, S_DEALT, S_DOWN, S_HAND, S_LEN, S_TABLE
 from tiengow_env.reference import RefGame
 from tiengow_env.rules import RuleSet
-from tiengow_env.tiles import NAMES, mask_types
+from tiengow_env.tiles import NAMES, NUM_TYPES, TILE_TYPE, mask_types
 
 HERE = Path(__file__).parent
 
@@ -463,6 +464,7 @@ def test_explain_gives_a_value_per_searched_action():
             "test_search.py::test_searches_read_no_hidden_tiles[pimc:8:epsilon=0.5:paired=1]", marks=pytest.mark.slow
         ),
         pytest.param("test_search.py::test_positions_with_one_right_move[ismcts:100]", marks=pytest.mark.slow),
+        pytest.param("test_search.py::test_located_worlds_are_drawn_from_the_belief_exactly", marks=pytest.mark.slow),
     ],
 )
 def test_search_kernels_without_jit(target):
@@ -476,6 +478,82 @@ def test_search_kernels_without_jit(target):
         check=False,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+# ============================================================================ worlds drawn from the locator's belief
+def _places(game: Game) -> list[tuple[int, int, int]]:
+    """(seat, its state column, the logits' row) of each place the tiles hidden from the acting
+    seat may lie in: the others' hands and, with face-down discards, their face-down tiles."""
+    seat, players = game.to_act, game.players
+    face_up = S.Workspace(game.rules).tables.face_up
+    places = []
+    for r in range(1, players):
+        other = (seat + r) % players
+        places.append((other, S_HAND, r - 1))
+        if not face_up:
+            places.append((other, S_DOWN, players - 1 + r - 1))
+    return places
+
+
+def _belief_marginals(game: Game, logits: np.ndarray) -> np.ndarray:
+    """Each hidden tile's chance of each place (rows: ``_places``) under the belief that weighs a
+    deal by the product of its tiles' exp(logit), summed over the deals by a memoised recursion
+    over the places' open sizes, forwards and backwards."""
+    places = _places(game)
+    sizes = tuple(int(game.state[column + seat]).bit_count() for seat, column, _ in places)
+    hidden = [b for b in range(32) if any(int(game.state[column + seat]) >> b & 1 for seat, column, _ in places)]
+    weight = np.exp([[logits[row, TILE_TYPE[b]] for _, _, row in places] for b in hidden])
+
+    def less(left: tuple[int, ...], p: int) -> tuple[int, ...]:
+        return left[:p] + (left[p] - 1,) + left[p + 1 :]
+
+    @functools.cache
+    def rest(j: int, left: tuple[int, ...]) -> float:  # the mass of placing hidden[j:]
+        if j == len(hidden):
+            return 1.0
+        return sum(weight[j, p] * rest(j + 1, less(left, p)) for p in range(len(places)) if left[p])
+
+    marginals = np.zeros((len(places), 32))
+    ahead = {sizes: 1.0}  # the mass of placing hidden[:j], by the sizes left open
+    for j, tile in enumerate(hidden):
+        after: dict[tuple[int, ...], float] = {}
+        for left, mass in ahead.items():
+            for p in range(len(places)):
+                if left[p]:
+                    marginals[p, tile] += mass * weight[j, p] * rest(j + 1, less(left, p))
+                    after[less(left, p)] = after.get(less(left, p), 0.0) + mass * weight[j, p]
+        ahead = after
+    return marginals / rest(0, sizes)
+
+
+@pytest.mark.parametrize("steps", [3, 14])
+def test_located_worlds_are_drawn_from_the_belief_exactly(steps):
+    game = Game(seed=31 + steps)
+    for _ in range(steps):
+        game.step(game.legal_actions()[-1])
+    logits = 2.0 * np.random.default_rng(steps).normal(size=(2 * (game.players - 1), NUM_TYPES))
+    draws = 20_000
+    worlds = S.located_worlds(game, draws, logits, seed=steps)
+    for s in range(game.players):  # what the seat knows is kept: every other column, and each place's size
+        for column in (S_HAND, S_DOWN):
+            counts = [int(w).bit_count() for w in worlds[:, column + s]]
+            assert set(counts) == {int(game.state[column + s]).bit_count()}
+    dealt_again = {base + s for s, _, _ in _places(game) for base in (S_HAND, S_DOWN, S_DEALT, S_TABLE)}
+    kept = [c for c in range(S_LEN) if c not in dealt_again | {S_BANKER_FIRST}]
+    np.testing.assert_array_equal(worlds[:, kept], np.broadcast_to(game.state[kept], (draws, len(kept))))
+    expected = _belief_marginals(game, logits)
+    for p, (seat, column, _) in enumerate(_places(game)):
+        seen = ((worlds[:, column + seat, None] >> np.arange(32)) & 1).mean(axis=0)
+        spread = np.sqrt(expected[p] * (1 - expected[p]) / draws)
+        assert np.all(np.abs(seen - expected[p]) <= 5 * spread + 1e-12), (p, seen, expected[p])
+
+
+def test_located_worlds_check_their_inputs():
+    game = Game(seed=3)
+    with pytest.raises(ValueError, match=r"logits must be of shape \(6, 21\)"):
+        S.located_worlds(game, 4, np.zeros((3, NUM_TYPES)))
+    with pytest.raises(ValueError, match="power must be a finite number >= 0"):
+        S.located_worlds(game, 4, np.zeros((6, NUM_TYPES)), power=-1.0)
 
 
 # ============================================================================ decision stability

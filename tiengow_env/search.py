@@ -19,7 +19,8 @@ that differ only in tiles hidden from the seat give the same values for the same
   world, so the search no longer credits itself with knowing the hidden tiles one move ahead.
 * ``sample_worlds(game, samples)``: worlds as the searches deal them, and
   ``location_log_weights(worlds, ...)``: how likely each world's placing of the hidden tiles is
-  under a learned model of where each tile lies (``champion`` draws its worlds by it).
+  under a learned model of where each tile lies, and ``located_worlds(game, samples, logits)``:
+  worlds drawn exactly from that model (``champion`` draws its worlds so).
 * ``ismcts_values(game, iterations)``: single-observer information-set MCTS.
 * ``endgame_values(game)``: the exact max-n value of a full (perfect-information) state, a
   library capability no bot uses by default (an exact endgame in the searches' rollouts lost:
