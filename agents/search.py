@@ -356,14 +356,14 @@ class ChampionConfig:
     particles: int = ranged(4096, 1, MAX_WORLDS)
     """worlds drawn from the locator's belief (with exact=0: uniform worlds it weighs), which the
     search then draws from"""
-    locator: str | None = None
-    """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
-    prior: str | None = None
-    """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
     exact: int = ranged(1, 0, 1)
     """1: the worlds drawn exactly from the locator's belief (issue 49's screen,
     benchmarks/results/experiments/located.json); 0: uniform worlds weighed by it, the champion
     before (champion:particles=512:exact=0)"""
+    locator: str | None = None
+    """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
+    prior: str | None = None
+    """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
     depth: int = ranged(1, 0, 1)
     """1: extended PIMC, the seat's next decision made once per information set (issue 49's
     screen, benchmarks/results/experiments/extended.json); 0: plain PIMC by sequential halving"""

@@ -102,6 +102,7 @@ def test_agents_json_has_the_keys_the_docs_read(capsys):
         "epsilon",
         "locate",
         "particles",
+        "exact",
         "locator",
         "prior",
         "depth",
