@@ -554,6 +554,8 @@ def test_located_worlds_check_their_inputs():
         S.located_worlds(game, 4, np.zeros((3, NUM_TYPES)))
     with pytest.raises(ValueError, match="power must be a finite number >= 0"):
         S.located_worlds(game, 4, np.zeros((6, NUM_TYPES)), power=-1.0)
+    with pytest.raises(ValueError, match="samples must be a whole number >= 1, got 0"):
+        S.located_worlds(game, 0, np.zeros((6, NUM_TYPES)))
 
 
 # ============================================================================ decision stability

@@ -242,8 +242,6 @@ def deal_located_worlds(state, seat, face_up, log_weights, table, rules, rng, ou
             left[p] = r % (sizes[p] + 1)
             r //= sizes[p] + 1
             k += left[p]
-        if k > n:
-            continue
         z = 0.0
         for p in range(m):
             if left[p]:

@@ -243,6 +243,8 @@ def located_worlds(
     (``_search_kernels.deal_located_worlds``), where weighing uniform worlds leaves few that count."""
     if game.is_over:
         raise ValueError("the hand is over: there is nothing to sample")
+    if not is_integer(samples) or samples < 1:
+        raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
     players, seat = game.players, game.to_act
     if np.shape(logits) != (2 * (players - 1), NUM_TYPES):
         raise ValueError(f"logits must be of shape ({2 * (players - 1)}, {NUM_TYPES}), got {np.shape(logits)}")
