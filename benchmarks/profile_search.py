@@ -17,6 +17,12 @@ one core, CPU time, the best of ``--passes`` passes over the positions:
    random; and the core's random playout of the same worlds (``random_playout``) beside them.
    What the PIMC kernel spends beyond draws and rollouts is its own bookkeeping (halving rounds,
    ranking, sums).
+4. What ``champion`` draws its worlds from, drawn exactly from the locator's belief and, as the
+   champion before issue 49's exact draw, 512 uniform worlds weighed by it
+   (``champion:particles=512:exact=0``): the median and least effective sample size of the
+   particles' weights over the positions (1 / sum of the squared normalised weights: all the
+   particles when drawn exactly), and the distinct worlds among 1,200 drawn from them by weight,
+   with replacement, as the search kernel draws (the champion's 1,200 worlds an action).
 """
 
 from __future__ import annotations
@@ -144,6 +150,32 @@ def champion_parts(games: list) -> dict[str, float]:
     return parts
 
 
+def world_draws(games: list, draws: int = 1200) -> dict[str, dict[str, float]]:
+    """The effective particles and distinct draws of each way ``champion`` draws its worlds
+    (module docstring, 4)."""
+    from tiengow.agents.base import make_agent
+
+    figures = {}
+    for spec in ("champion", "champion:particles=512:exact=0"):
+        bot = make_agent(spec)
+        rng = np.random.default_rng(0)
+        effective, distinct = [], []
+        for seed, game in enumerate(games):
+            worlds = bot.sampler.worlds(game, seed, bot.workspace)
+            if worlds is None:  # nothing for the locator to read
+                continue
+            weights = worlds[1] / worlds[1].sum()
+            effective.append(1.0 / np.sum(weights**2))
+            distinct.append(len(np.unique(rng.choice(len(weights), size=draws, p=weights))))
+        figures[spec] = {
+            "effective_particles_median": float(np.median(effective)),
+            "effective_particles_least": float(np.min(effective)),
+            "distinct_of_1200_draws_median": float(np.median(distinct)),
+            "distinct_of_1200_draws_least": float(np.min(distinct)),
+        }
+    return figures
+
+
 def kernel_parts(games: list, passes: int) -> dict[str, float]:
     """Microseconds per call of the kernels inside ``search``'s PIMC (module docstring)."""
     tables = S.Workspace(games[0].rules).tables
@@ -203,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         "champion": bot_costs("champion", games, args.passes),
         "champion_parts_ms": champion_parts(games),
         "kernels": kernel_parts(games, args.passes),
+        "worlds": world_draws(games),
         "machine": machine(),
         "command": command,
     }

@@ -257,6 +257,8 @@ def render_bench(results: Path, options: dict[str, str]) -> str:
 
 
 # The rows of a search profile (benchmarks/profile_search.py): (label, path into the record, format).
+_EXACT = ("worlds", "champion")  # profile_search's world_draws: the champion's draw of its worlds
+_WEIGHED = ("worlds", "champion:particles=512:exact=0")  # and the champion's before issue 49's exact draw
 PROFILE_ROWS = (
     ("`search`, ms a decision", ("search", "ms_per_decision"), "{:.1f}"),
     ("`champion`, ms a decision", ("champion", "ms_per_decision"), "{:.1f}"),
@@ -267,6 +269,10 @@ PROFILE_ROWS = (
     ("µs a rollout, all random", ("kernels", "rollout_us_random"), "{:.2f}"),
     ("µs the core's random playout of the same worlds", ("kernels", "random_playout_us"), "{:.2f}"),
     ("µs a world drawn", ("kernels", "draw_world_us"), "{:.3f}"),
+    ("`champion`'s effective particles (median)", (*_EXACT, "effective_particles_median"), "{:,.0f}"),
+    ("`champion`'s distinct worlds in 1,200 draws (median)", (*_EXACT, "distinct_of_1200_draws_median"), "{:,.0f}"),
+    ("effective particles, 512 weighed (median)", (*_WEIGHED, "effective_particles_median"), "{:,.0f}"),
+    ("distinct worlds in 1,200 draws, 512 weighed (median)", (*_WEIGHED, "distinct_of_1200_draws_median"), "{:,.0f}"),
 )
 
 

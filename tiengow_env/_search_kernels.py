@@ -198,8 +198,8 @@ def deal_located_worlds(state, seat, face_up, log_weights, table, rules, rng, ou
     its face-down tiles), among the deals the uniform one gives (every place keeps its public
     size). The belief's mass over the tiles still to place, for every vector of sizes still
     open, is tabulated once; each tile's place is then drawn by its share of that mass, so the
-    draws are exact and independent: no weights, no repeated worlds. A place's weight for a tile
-    is at least ``LEAST_WEIGHT`` of the tile's likeliest place's (no underflow)."""
+    draws are exact and independent: no weights, and a world repeats only by chance. A place's
+    weight for a tile is at least ``LEAST_WEIGHT`` of the tile's likeliest place's (no underflow)."""
     players = rules[R_PLAYERS]
     rows = np.empty(2 * MAX_SEATS, dtype=np.int64)  # the places, as rows of log_weights
     sizes = np.empty(2 * MAX_SEATS, dtype=np.int64)
