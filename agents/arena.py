@@ -297,12 +297,8 @@ def _local_chunks(tasks: list[tuple], workers: int) -> Iterator[np.ndarray]:
     if workers > 1 and len(tasks) > 1:
         with worker_pool(min(workers, len(tasks)), "the evaluation") as pool:  # no idle process
             futures = [pool.submit(_play_deals, task) for task in tasks]
-            try:
-                for future in futures:
-                    yield future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
+            for future in futures:  # the pool cancels the rest when this generator is closed or fails
+                yield future.result()
     else:
         for task in tasks:
             yield _play_deals(task)

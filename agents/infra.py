@@ -52,7 +52,9 @@ def worker_pool(
     generator that holds the pool and is closed early (an evaluation whose sequential test has
     decided) drops the queued tasks and lets the running ones finish: killing the workers there
     made the executor's own thread print a traceback. Any other exception in the caller (a second
-    Ctrl-C) kills the workers rather than waiting for their tasks."""
+    Ctrl-C) kills the workers rather than waiting for their tasks. The caller leaves cancelling
+    to the pool: a future it cancelled and the pool then failed as broken made Python 3.11's
+    executor thread print a traceback of its own."""
     try:
         with concurrent.futures.ProcessPoolExecutor(
             workers, mp_context=mp.get_context("spawn"), initializer=initializer, initargs=initargs
