@@ -358,10 +358,11 @@ class ChampionConfig:
     search then draws from"""
     exact: int = ranged(1, 0, 1)
     """1: the worlds drawn exactly from the locator's belief (issue 49's screen,
-    benchmarks/results/experiments/located.json); 0: uniform worlds weighed by it, the champion
-    before (champion:particles=512:exact=0)"""
+    benchmarks/results/experiments/located.json); 0: uniform worlds weighed by it, as the champion
+    before did"""
     locator: str | None = None
-    """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt)"""
+    """a locator checkpoint written by tiengow train locator (default: the shipped locator.pt, of
+    20,000 hands; the champions before played with locator_2400.pt beside it)"""
     prior: str | None = None
     """a PPO checkpoint written by tiengow train ppo (default: the shipped ppo.pt)"""
     depth: int = ranged(1, 0, 1)

@@ -341,20 +341,6 @@ def render_made(results: Path, options: dict[str, str]) -> str:
             f"{summary['steps'] / summary['fit_seconds']:.1f} steps a second",
         ],
     ]
-    remade = results / "made_locator.json"
-    if remade.is_file():  # the locator made again, on the machine of the newest measurements
-        record = read_json(remade)
-        again = record["summary"]
-        rows.append(
-            [
-                "the locator, made again here",
-                f"`{record['command']}`",
-                f"{again['hands']:,} hands; {again['steps']:,} Adam steps",
-                f"{again['play_seconds'] / 60:.1f} + {again['fit_seconds'] / 60:.1f} min",
-                f"{again['hands'] / again['play_seconds']:.1f} hands, "
-                f"{again['steps'] / again['fit_seconds']:.0f} steps a second",
-            ]
-        )
     return table(["step", "command", "work", "wall time", "rate"], rows, "lllrr")
 
 

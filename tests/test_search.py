@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tiengow.agents.base import make_agent
+from tiengow.agents.locator import DEFAULT_LOCATOR
 from tiengow_env import _kernels as K
 from tiengow_env import _search_kernels as SK
 from tiengow_env import search as S
@@ -23,6 +24,7 @@ from tiengow_env.rules import RuleSet
 from tiengow_env.tiles import NAMES, NUM_TYPES, TILE_TYPE, mask_types
 
 HERE = Path(__file__).parent
+LOCATOR_2400 = DEFAULT_LOCATOR.with_name("locator_2400.pt")  # the champions' before the 20,000-hand locator
 
 
 # ============================================================================ exact endgame
@@ -422,7 +424,11 @@ def test_bad_search_specs_are_refused_with_a_reason(spec, bad):
         ("ismcts:50", "Ismcts", {"iterations": 50}),
         ("champion", "ExtendedRollouts", {"samples": 1200, "particles": 4096}),
         ("champion:16:locate=0", "ExtendedRollouts", {"samples": 16}),
-        ("champion:2200:depth=0:particles=512:exact=0", "Rollouts", {"samples": 2200, "particles": 512}),
+        (
+            f"champion:2200:depth=0:particles=512:exact=0:locator={LOCATOR_2400}",
+            "Rollouts",
+            {"samples": 2200, "particles": 512},
+        ),
     ],
 )
 def test_search_specs(spec, evaluator, budget):
