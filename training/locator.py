@@ -74,7 +74,7 @@ class LocatorConfig(ResumableConfig):
 
     teacher: str = "search"
     """the search bot whose hands are played (it plays every seat)"""
-    hands: int = 2400
+    hands: int = 20_000
     """hands played, split evenly over the workers"""
     workers: int = 2
     """playing processes (one core each)"""

@@ -1,6 +1,6 @@
 """``tiengow train locator`` (``tiengow.training.locator``).
 
-    tiengow train locator --config locator [--set hands=2400 --set teacher=search ...]
+    tiengow train locator --config locator [--set hands=2000 --set teacher=search ...]
                           [--out PATH] [--json]
     tiengow train locator --resume runs/train-locator/<timestamp>/locator.pt.partial
 
