@@ -225,10 +225,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.decisions < 1 or args.passes < 1:
         parser.error(f"--decisions and --passes must be at least 1, got {args.decisions} and {args.passes}")
     games = decision_positions(args.decisions)
-    command = "python -m tiengow.benchmarks.profile_search" + "".join(
-        f" --{name} {value}"
-        for name, value, default in (("decisions", args.decisions, 40), ("passes", args.passes, 3))
-        if value != default
+    command = (
+        "python -m tiengow.benchmarks.profile_search"
+        + "".join(
+            f" --{name} {value}"
+            for name, value, default in (("decisions", args.decisions, 40), ("passes", args.passes, 3))
+            if value != default
+        )
+        + (f" --save {args.save}" if args.save else "")
     )
     figures = {
         "search": bot_costs("search", games, args.passes),
